@@ -1,0 +1,1 @@
+"""Keras layers and models (tapeflow.layers); filled in by the Keras issue."""

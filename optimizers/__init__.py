@@ -1,0 +1,1 @@
+"""Optimizers (tapeflow.optimizers); filled in by the optimizers issue."""

@@ -1,0 +1,1 @@
+"""Saving and loading (tapeflow.saving); filled in by the saving issue."""

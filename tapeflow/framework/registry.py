@@ -1,0 +1,69 @@
+"""The gradient registry: op type name -> gradient function (or None)."""
+import sys
+
+_GRADIENTS = {}
+_NO_GRADIENT = object()
+
+
+def _where_registered():
+    frame = sys._getframe(3)  # the caller of RegisterGradient(...)(fn) or no_gradient(...)
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+class RegisterGradient:
+    """Decorator registering ``fn(op, *output_grads) -> input grads`` for an op type."""
+    _batch_aware = False
+
+    def __init__(self, op_type):
+        if not isinstance(op_type, str):
+            raise TypeError("op_type must be a string")
+        self._op_type = op_type
+
+    def __call__(self, fn):
+        _register(self._op_type, fn, self._batch_aware)
+        return fn
+
+
+class BuiltinGradient(RegisterGradient):
+    """For tapeflow's own gradients, which accept cotangents with extra leading
+    (stacked) axes, so jacobians run one vectorised backward pass."""
+    _batch_aware = True
+
+
+def _register(op_type, value, batch_aware=True):
+    if op_type in _GRADIENTS:
+        previous = _GRADIENTS[op_type][1]
+        raise KeyError(f"Registering two gradient with name {op_type!r}! (Previous registration was in {previous})")
+    _GRADIENTS[op_type] = (value, _where_registered(), batch_aware)
+
+
+def no_gradient(op_type):
+    """Marks ``op_type`` as not differentiable: its inputs receive None gradients."""
+    if not isinstance(op_type, str):
+        raise TypeError("op_type must be a string")
+    _register(op_type, _NO_GRADIENT)
+
+
+NotDifferentiable = no_gradient
+NoGradient = no_gradient
+
+
+def lookup(op_type):
+    """(gradient function, batch_aware) for ``op_type``; the function is None if
+    the op is registered as non-differentiable.
+
+    Raises LookupError, in TensorFlow's words, when nothing is registered.
+    """
+    entry = _GRADIENTS.get(op_type)
+    if entry is None:
+        raise LookupError(
+            f"No gradient defined for operation '{op_type}' (op type: {op_type}). "
+            "In general every operation must have an associated `@tf.RegisterGradient` for correct "
+            "autodiff, which this op is lacking. If you want to pretend this operation is a constant "
+            "in your program, you may insert `tf.stop_gradient`.")
+    fn = entry[0]
+    return (None if fn is _NO_GRADIENT else fn), entry[2]
+
+
+def is_registered(op_type):
+    return op_type in _GRADIENTS

@@ -1,0 +1,129 @@
+"""Tensor: an immutable value wrapping a numpy array.
+
+Every tensor carries a process-unique integer id; tapes identify tensors by it
+(never by Python ``id()``, which is reused after garbage collection).
+Arithmetic operators are installed by ``tapeflow.ops.math_ops``.
+"""
+import itertools
+
+import numpy as np
+
+from . import dtypes
+from .tensor_shape import TensorShape
+
+next_id = itertools.count(1).__next__
+
+
+class Tensor:
+    __slots__ = ("_value", "_id", "__weakref__")
+
+    # numpy must defer to our reflected operators: ndarray * Tensor -> Tensor.
+    __array_priority__ = 100
+
+    def __init__(self, value):
+        self._value = value
+        self._id = next_id()
+
+    # -- introspection -------------------------------------------------
+    @property
+    def shape(self):
+        return TensorShape(self._value.shape)
+
+    def get_shape(self):
+        return self.shape
+
+    @property
+    def dtype(self):
+        return dtypes.from_numpy(self._value.dtype)
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def device(self):
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    def numpy(self):
+        return self._value
+
+    def ref(self):
+        return _TensorRef(self)
+
+    experimental_ref = ref
+
+    # -- Python protocols ----------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self._value
+        return self._value.astype(dtype)
+
+    def __len__(self):
+        if self._value.ndim == 0:
+            raise TypeError("Scalar tensor has no `len()`")
+        return self._value.shape[0]
+
+    def __iter__(self):
+        if self._value.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        for i in range(self._value.shape[0]):
+            yield self[i]
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __index__(self):
+        if self._value.dtype.kind not in "iu" or self._value.ndim != 0:
+            raise TypeError(f"Only integer scalar tensors can be used as an index, got {self.dtype!r} with shape {self.shape}")
+        return int(self._value)
+
+    def __hash__(self):
+        raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
+
+    def __repr__(self):
+        return "<tf.Tensor: shape=%s, dtype=%s, %s>" % (self.shape, self.dtype.name, numpy_text(self._value, is_repr=True))
+
+    def __str__(self):
+        return "tf.Tensor(%s, shape=%s, dtype=%s)" % (numpy_text(self._value), self.shape, self.dtype.name)
+
+    def __format__(self, spec):
+        if self._value.ndim == 0:
+            return format(self._value.item(), spec)
+        return format(str(self), spec)
+
+    def __reduce__(self):
+        raise TypeError("tapeflow tensors are not picklable; save them with tapeflow.saving or numpy().")
+
+
+class _TensorRef:
+    """Hashable reference to a tensor (``tensor.ref()``)."""
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def deref(self):
+        return self._tensor
+
+    def __hash__(self):
+        return self._tensor._id
+
+    def __eq__(self, other):
+        return isinstance(other, _TensorRef) and other._tensor is self._tensor
+
+
+def numpy_text(value, is_repr=False):
+    """The value part of a tensor's repr/str, exactly as TensorFlow prints it."""
+    if is_repr:
+        text = repr(value.item()) if value.ndim == 0 else repr(value)
+    else:
+        text = str(value.item()) if value.ndim == 0 and value.dtype.kind == "O" else str(value)
+    if "\n" in text:
+        text = "\n" + text
+    return "numpy=" + text if is_repr else text

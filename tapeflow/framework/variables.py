@@ -1,0 +1,225 @@
+"""Variable: mutable state that tapes watch automatically when it is read."""
+import numpy as np
+
+from . import dtypes
+from .conversion import convert_to_tensor
+from .recording import active_tapes, variable_watchers
+from .tensor import Tensor, next_id, numpy_text
+from .tensor_shape import TensorShape
+
+
+def _handle(value, var_id):
+    """A Tensor reading the variable: it shares the variable's id, so gradients
+    with respect to the variable sum over all of its reads."""
+    t = Tensor.__new__(Tensor)
+    t._value = value
+    t._id = var_id
+    return t
+
+
+class Variable:
+    """tf.Variable. Assignments replace the stored array, so tensors read
+    earlier keep their values (TensorFlow's snapshot semantics)."""
+
+    def __init__(self, initial_value=None, trainable=None, name=None, dtype=None, shape=None,
+                 validate_shape=True, constraint=None, **kwargs):
+        if initial_value is None:
+            raise ValueError("The `initial_value` arg (None) must be specified.")
+        if callable(initial_value):
+            initial_value = initial_value()
+        if isinstance(initial_value, Variable):
+            initial_value = initial_value._value
+        value = np.array(convert_to_tensor(initial_value, dtype=dtype)._value, copy=True)
+        if isinstance(initial_value, Tensor) and dtype is not None:
+            value = value.astype(dtypes.as_dtype(dtype)._np)
+        self._value = value
+        self._id = next_id()
+        self._read_tensor = _handle(value, self._id)
+        self._trainable = True if trainable is None else bool(trainable)
+        self._shared_name = "Variable" if name is None else str(name)
+        self._constraint = constraint
+        self._shape = None if shape is None else TensorShape(shape)
+
+    # -- reads -----------------------------------------------------------
+    def _notify_access(self):
+        if self._trainable:
+            for watcher in variable_watchers:
+                watcher[self._id] = self
+        for tape in active_tapes:
+            if tape.watch_accessed_variables and self._trainable:
+                tape.variables[self._id] = self
+                if self._value.dtype.kind in "fc":
+                    tape.ids.add(self._id)
+
+    def _as_tensor(self):
+        if active_tapes or variable_watchers:
+            self._notify_access()
+        return self._read_tensor
+
+    def value(self):
+        from ..ops import array_ops
+        return array_ops.read_variable(self)
+
+    def read_value(self):
+        return self.value()
+
+    def numpy(self):
+        if active_tapes:
+            self._notify_access()
+        return np.array(self._value, copy=True)
+
+    # -- writes (not differentiable) --------------------------------------
+    def _new_value(self, value, what):
+        arr = convert_to_tensor(value, dtype=self.dtype)._value
+        if arr.shape != self._value.shape:
+            raise ValueError(
+                f"Cannot {what} variable '{self.name}': shape mismatch. The variable has shape "
+                f"{TensorShape(self._value.shape)} and the value has shape {TensorShape(arr.shape)}.")
+        return arr
+
+    def _store(self, arr):
+        arr = np.array(arr, dtype=self._value.dtype, copy=True)
+        self._value = arr
+        self._read_tensor = _handle(arr, self._id)
+        if active_tapes:
+            self._notify_access()
+        return _UnreadVariable(self)
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        return self._store(self._new_value(value, "assign to"))
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        return self._store(self._value + self._new_value(delta, "add to"))
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        return self._store(self._value - self._new_value(delta, "subtract from"))
+
+    def _write_inplace(self):
+        """The stored array, for fused optimizer kernels that update it in place."""
+        return self._value
+
+    # -- properties --------------------------------------------------------
+    @property
+    def shape(self):
+        return TensorShape(self._value.shape)
+
+    def get_shape(self):
+        return self.shape
+
+    @property
+    def dtype(self):
+        return dtypes.from_numpy(self._value.dtype)
+
+    @property
+    def ndim(self):
+        return self._value.ndim
+
+    @property
+    def name(self):
+        return self._shared_name + ":0"
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value):
+        self._trainable = bool(value)
+
+    @property
+    def constraint(self):
+        return self._constraint
+
+    @property
+    def device(self):
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    @property
+    def initial_value(self):
+        return Tensor(np.array(self._value))
+
+    def ref(self):
+        return _VariableRef(self)
+
+    experimental_ref = ref
+
+    # -- Python protocols ----------------------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        return self._value if dtype is None else self._value.astype(dtype)
+
+    def __len__(self):
+        return len(self._as_tensor())
+
+    def __iter__(self):
+        return iter(self._as_tensor())
+
+    def __bool__(self):
+        return bool(self._value)
+
+    def __float__(self):
+        return float(self._value)
+
+    def __int__(self):
+        return int(self._value)
+
+    def __index__(self):
+        return self._as_tensor().__index__()
+
+    def __hash__(self):
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+
+    def __format__(self, spec):
+        return self._as_tensor().__format__(spec)
+
+    def __repr__(self):
+        return "<tf.Variable '%s' shape=%s dtype=%s, %s>" % (
+            self.name, self.shape, self.dtype.name, numpy_text(self._value, is_repr=True))
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        raise TypeError("tapeflow variables are not picklable; save them with tapeflow.saving.")
+
+
+class _UnreadVariable(Variable):
+    """What ``assign`` returns: a view of the variable, printed as TensorFlow does."""
+
+    def __init__(self, parent):
+        self._parent = parent
+
+    _value = property(lambda self: self._parent._value)
+    _id = property(lambda self: self._parent._id)
+    _read_tensor = property(lambda self: self._parent._read_tensor)
+    _trainable = property(lambda self: self._parent._trainable)
+    _constraint = property(lambda self: self._parent._constraint)
+    _shared_name = property(lambda self: self._parent._shared_name)
+
+    def _store(self, arr):
+        return self._parent._store(arr)
+
+    def _notify_access(self):
+        self._parent._notify_access()
+
+    @property
+    def name(self):
+        return "UnreadVariable"
+
+    @property
+    def trainable(self):
+        return self._parent.trainable
+
+
+class _VariableRef:
+    __slots__ = ("_var",)
+
+    def __init__(self, var):
+        self._var = var
+
+    def deref(self):
+        return self._var
+
+    def __hash__(self):
+        return self._var._id
+
+    def __eq__(self, other):
+        return isinstance(other, _VariableRef) and other._var._id == self._var._id

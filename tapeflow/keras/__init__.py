@@ -1,0 +1,1 @@
+"""tf.keras compatibility namespace: re-exports tapeflow.layers, tapeflow.optimizers, ..."""

@@ -1,0 +1,685 @@
+"""Array ops: shapes, joining and splitting, indexing, creation."""
+import numpy as np
+
+from ..framework import dtypes
+from ..framework.conversion import convert_to_tensor
+from ..framework.errors import InvalidArgumentError
+from ..framework.tensor import Tensor
+from ..framework.tensor_shape import TensorShape
+from . import math_ops, reduction_ops
+from .common import (RegisterGradient, axes_tuple, batch_ndim, execute, int_list, is_tensor_like,
+                     no_gradient, normalize_axis, register_op, to_tensor)
+
+
+def _zeros_for(t):
+    return Tensor(np.zeros(t._value.shape, t._value.dtype))
+
+
+# ---------------------------------------------------------------- identity ---
+@register_op("Identity")
+def _identity_fwd(x):
+    return x
+
+
+@RegisterGradient("Identity")
+def _identity_grad(op, grad):
+    return grad
+
+
+def identity(input, name=None):
+    if isinstance(input, Tensor):
+        return execute("Identity", (input,))
+    if is_tensor_like(input):
+        return read_variable(input)
+    return execute("Identity", (to_tensor(input),))
+
+
+@register_op("ReadVariableOp")
+def _read_variable_fwd(x):
+    return np.array(x, copy=True)
+
+
+@RegisterGradient("ReadVariableOp")
+def _read_variable_grad(op, grad):
+    return grad
+
+
+def read_variable(var):
+    """A snapshot of a variable's value, connected to it for gradients."""
+    return execute("ReadVariableOp", (var._as_tensor(),))
+
+
+@register_op("IdentityN", num_outputs=-1)
+def _identity_n_fwd(*xs):
+    return xs
+
+
+@RegisterGradient("IdentityN")
+def _identity_n_grad(op, *grads):
+    return grads
+
+
+def identity_n(inputs, name=None):
+    return list(execute("IdentityN", tuple(to_tensor(x) for x in inputs)))
+
+
+@register_op("StopGradient")
+def _stop_gradient_fwd(x):
+    return x
+
+
+no_gradient("StopGradient")
+
+
+def stop_gradient(input, name=None):
+    """The value of ``input``, treated as a constant by every tape."""
+    return execute("StopGradient", (to_tensor(input),))
+
+
+# ------------------------------------------------------------------ shapes ---
+def shape(input, out_type=dtypes.int32, name=None):
+    return Tensor(np.array(to_tensor(input)._value.shape, dtype=dtypes.as_dtype(out_type)._np))
+
+
+def shape_n(input, out_type=dtypes.int32, name=None):
+    return [shape(x, out_type) for x in input]
+
+
+def rank(input, name=None):
+    return Tensor(np.array(to_tensor(input)._value.ndim, dtype=np.int32))
+
+
+def size(input, out_type=dtypes.int32, name=None):
+    return Tensor(np.array(to_tensor(input)._value.size, dtype=dtypes.as_dtype(out_type)._np))
+
+
+@register_op("Reshape")
+def _reshape_fwd(x, shape):
+    try:
+        return np.reshape(x, shape)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"reshape: cannot reshape a tensor with {np.size(x)} elements and shape {TensorShape(np.shape(x))} "
+            f"to shape {list(shape)}") from None
+
+
+@RegisterGradient("Reshape")
+def _reshape_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    return reshape(grad, grad._value.shape[:nb] + op.inputs[0]._value.shape)
+
+
+def reshape(tensor, shape, name=None):
+    return execute("Reshape", (to_tensor(tensor),), {"shape": int_list(shape)})
+
+
+@register_op("Transpose")
+def _transpose_fwd(x, perm):
+    return np.transpose(x, perm)
+
+
+@RegisterGradient("Transpose")
+def _transpose_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    inverse = np.argsort(op.attrs["perm"])
+    return transpose(grad, list(range(nb)) + [nb + int(p) for p in inverse])
+
+
+def transpose(a, perm=None, conjugate=False, name=None):
+    a = to_tensor(a)
+    nd = a._value.ndim
+    perm = tuple(range(nd - 1, -1, -1)) if perm is None else tuple(normalize_axis(p, nd, "perm entry") for p in int_list(perm))
+    if sorted(perm) != list(range(nd)):
+        raise InvalidArgumentError(f"transpose: perm {list(perm)} is not a permutation of the axes of a rank-{nd} tensor")
+    out = execute("Transpose", (a,), {"perm": perm})
+    return math_ops.conj(out) if conjugate else out
+
+
+def matrix_transpose(a, name=None, conjugate=False):
+    a = to_tensor(a)
+    nd = a._value.ndim
+    if nd < 2:
+        raise InvalidArgumentError(f"matrix_transpose needs a tensor of rank >= 2, got shape {a.shape}")
+    return transpose(a, list(range(nd - 2)) + [nd - 1, nd - 2], conjugate=conjugate)
+
+
+def expand_dims(input, axis, name=None):
+    x = to_tensor(input)
+    nd = x._value.ndim
+    axis = int(axis)
+    if axis < -nd - 1 or axis > nd:
+        raise InvalidArgumentError(f"expand_dims: axis {axis} is out of bounds for a tensor of rank {nd}")
+    axis = axis + nd + 1 if axis < 0 else axis
+    s = x._value.shape
+    return reshape(x, s[:axis] + (1,) + s[axis:])
+
+
+def squeeze(input, axis=None, name=None):
+    x = to_tensor(input)
+    s = x._value.shape
+    if axis is None:
+        keep = [d for d in s if d != 1]
+    else:
+        axes = axes_tuple(axis, len(s))
+        for a in axes:
+            if s[a] != 1:
+                raise InvalidArgumentError(f"squeeze: cannot squeeze axis {a} of size {s[a]} (shape {TensorShape(s)})")
+        keep = [d for i, d in enumerate(s) if i not in axes]
+    return reshape(x, keep)
+
+
+@register_op("BroadcastTo")
+def _broadcast_to_fwd(x, shape):
+    try:
+        return np.broadcast_to(x, shape)
+    except ValueError:
+        raise InvalidArgumentError(
+            f"broadcast_to: cannot broadcast shape {TensorShape(np.shape(x))} to {TensorShape(shape)}") from None
+
+
+@RegisterGradient("BroadcastTo")
+def _broadcast_to_grad(op, grad):
+    return reduction_ops.sum_to(grad, op.inputs[0]._value.shape, batch_ndim(op, grad))
+
+
+def broadcast_to(input, shape, name=None):
+    x = to_tensor(input)
+    shape = int_list(shape)
+    if x._value.shape == shape:
+        return x
+    return execute("BroadcastTo", (x,), {"shape": shape})
+
+
+def broadcast_static_shape(shape_x, shape_y):
+    return TensorShape(np.broadcast_shapes(tuple(shape_x), tuple(shape_y)))
+
+
+# ----------------------------------------------------------- join / split ---
+@register_op("ConcatV2")
+def _concat_fwd(*xs, axis):
+    return np.concatenate(xs, axis=axis)
+
+
+@RegisterGradient("ConcatV2")
+def _concat_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    axis = op.attrs["axis"]
+    sizes = [t._value.shape[axis] for t in op.inputs]
+    return split(grad, sizes, axis=axis + nb)
+
+
+def concat(values, axis, name=None):
+    values = [to_tensor(v) for v in values]
+    if len(values) == 1:
+        return identity(values[0])
+    nd = values[0]._value.ndim
+    axis = normalize_axis(int(axis), nd)
+    first = values[0]._value.shape
+    for i, v in enumerate(values[1:], 1):
+        s = v._value.shape
+        if len(s) != nd or s[:axis] != first[:axis] or s[axis + 1:] != first[axis + 1:]:
+            raise InvalidArgumentError(
+                f"concat: input {i} has shape {TensorShape(s)}, incompatible with input 0 of shape "
+                f"{TensorShape(first)} along axis {axis}")
+        if v._value.dtype != values[0]._value.dtype:
+            raise InvalidArgumentError(f"concat: input {i} has dtype {v.dtype.name}, input 0 has {values[0].dtype.name}")
+    return execute("ConcatV2", tuple(values), {"axis": axis})
+
+
+@register_op("Pack")
+def _pack_fwd(*xs, axis):
+    return np.stack(xs, axis=axis)
+
+
+@RegisterGradient("Pack")
+def _pack_grad(op, grad):
+    return unstack(grad, num=len(op.inputs), axis=op.attrs["axis"] + batch_ndim(op, grad))
+
+
+def stack(values, axis=0, name="stack"):
+    values = [to_tensor(v) for v in values]
+    if not values:
+        raise InvalidArgumentError("stack needs at least one tensor")
+    s0 = values[0]._value.shape
+    for i, v in enumerate(values):
+        if v._value.shape != s0:
+            raise InvalidArgumentError(f"stack: shapes of all inputs must match: values[0].shape = "
+                                       f"{TensorShape(s0)} != values[{i}].shape = {v.shape}")
+    axis = normalize_axis(int(axis), len(s0) + 1)
+    return execute("Pack", tuple(values), {"axis": axis})
+
+
+@register_op("Unpack", num_outputs=-1)
+def _unpack_fwd(x, axis):
+    return tuple(np.take(x, i, axis=axis) for i in range(x.shape[axis]))
+
+
+@RegisterGradient("Unpack")
+def _unpack_grad(op, *grads):
+    nb = batch_ndim(op, grads[0])
+    return stack(list(grads), axis=op.attrs["axis"] + nb)
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    x = to_tensor(value)
+    axis = normalize_axis(int(axis), x._value.ndim)
+    if num is not None and num != x._value.shape[axis]:
+        raise InvalidArgumentError(f"unstack: num={num} but axis {axis} has size {x._value.shape[axis]}")
+    return list(execute("Unpack", (x,), {"axis": axis}))
+
+
+@register_op("SplitV", num_outputs=-1)
+def _split_fwd(x, sizes, axis):
+    return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+
+@RegisterGradient("SplitV")
+def _split_grad(op, *grads):
+    return concat(list(grads), axis=op.attrs["axis"] + batch_ndim(op, grads[0]))
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    x = to_tensor(value)
+    axis = normalize_axis(int(axis), x._value.ndim)
+    dim = x._value.shape[axis]
+    if isinstance(num_or_size_splits, int) or (is_tensor_like(num_or_size_splits) and np.ndim(num_or_size_splits) == 0):
+        n = int(num_or_size_splits)
+        if n <= 0 or dim % n:
+            raise InvalidArgumentError(f"split: dimension {axis} of size {dim} is not divisible into {n} equal parts")
+        sizes = (dim // n,) * n
+    else:
+        sizes = list(int_list(num_or_size_splits))
+        if sizes.count(-1) == 1:
+            sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+        if sum(sizes) != dim or min(sizes) < 0:
+            raise InvalidArgumentError(f"split: sizes {sizes} do not add up to dimension {axis} of size {dim}")
+        sizes = tuple(sizes)
+    return list(execute("SplitV", (x,), {"sizes": sizes, "axis": axis}))
+
+
+# ----------------------------------------------------------------- padding ---
+def _pad_index(size, before, after, mode):
+    """For one axis: which source index each padded position reads (-1 = constant)."""
+    src = np.arange(size)
+    if mode == "constant":
+        return np.concatenate([np.full(before, -1), src, np.full(after, -1)])
+    return np.pad(src, (before, after), mode=mode)
+
+
+@register_op("PadV2")
+def _pad_fwd(x, constant_values, paddings, mode):
+    if mode == "constant":
+        return np.pad(x, paddings, mode="constant", constant_values=constant_values)
+    return np.pad(x, paddings, mode=mode)
+
+
+@RegisterGradient("PadV2")
+def _pad_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    paddings, mode = op.attrs["paddings"], op.attrs["mode"]
+    x_shape = op.inputs[0]._value.shape
+    if mode == "constant":
+        key = (slice(None),) * nb + tuple(slice(b, b + d) for (b, _), d in zip(paddings, x_shape))
+        g = _getitem_raw(grad, key)
+        cv_grad = reduction_ops.reduce_sum(grad) - reduction_ops.reduce_sum(g) if op.inputs[1]._value.dtype.kind in "fc" else None
+        return g, cv_grad
+    for axis, ((b, a), d) in enumerate(zip(paddings, x_shape)):
+        if b or a:
+            grad = unsorted_segment_sum(grad, Tensor(_pad_index(d, b, a, mode)), d, axis=axis + nb)
+    return grad, None
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    x = to_tensor(tensor)
+    pads = np.asarray(to_tensor(paddings)._value if is_tensor_like(paddings) else paddings, dtype=np.int64)
+    if pads.shape != (x._value.ndim, 2):
+        raise InvalidArgumentError(f"pad: paddings must have shape [{x._value.ndim}, 2] for a tensor of shape "
+                                   f"{x.shape}, got {list(pads.shape)}")
+    mode = mode.lower()
+    if mode not in ("constant", "reflect", "symmetric"):
+        raise ValueError(f"pad: unknown mode {mode.upper()!r}; use 'CONSTANT', 'REFLECT' or 'SYMMETRIC'")
+    cv = convert_to_tensor(constant_values, dtype=x.dtype)
+    return execute("PadV2", (x, cv), {"paddings": tuple(tuple(int(v) for v in p) for p in pads), "mode": mode})
+
+
+# ------------------------------------------------------------ gather/scatter ---
+@register_op("GatherV2")
+def _gather_fwd(params, indices, axis):
+    n = params.shape[axis]
+    if indices.size and (indices.min() < -n or indices.max() >= n):
+        bad = indices[(indices < -n) | (indices >= n)].ravel()[0]
+        raise InvalidArgumentError(f"gather: index {bad} is out of range for axis {axis} of size {n}")
+    return np.take(params, indices, axis=axis)
+
+
+@RegisterGradient("GatherV2")
+def _gather_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    params, indices = op.inputs
+    axis = op.attrs["axis"]
+    n = params._value.shape[axis]
+    ids = Tensor(np.where(indices._value < 0, indices._value + n, indices._value))
+    return unsorted_segment_sum(grad, ids, n, axis=axis + nb), None
+
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    params = to_tensor(params)
+    indices = to_tensor(indices)
+    if indices._value.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"gather: indices must be integers, got {indices.dtype.name}")
+    if batch_dims:
+        raise ValueError("gather: batch_dims other than 0 is not supported; use tf.gather on each batch element")
+    axis = normalize_axis(int(axis or 0), params._value.ndim)
+    return execute("GatherV2", (params, indices), {"axis": axis})
+
+
+@register_op("UnsortedSegmentSum")
+def _segment_sum_fwd(data, segment_ids, num_segments, axis):
+    ids = segment_ids.reshape(-1)
+    lead = data.shape[:axis]
+    tail = data.shape[axis + segment_ids.ndim:]
+    flat = data.reshape(lead + (ids.size,) + tail)
+    out = np.zeros(lead + (num_segments,) + tail, dtype=data.dtype)
+    valid = ids >= 0
+    index = (slice(None),) * axis + (ids[valid],)
+    np.add.at(out, index, flat[(slice(None),) * axis + (valid,)])
+    return out
+
+
+@RegisterGradient("UnsortedSegmentSum")
+def _segment_sum_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    ids = op.inputs[1]._value
+    axis = op.attrs["axis"] + nb
+    safe = Tensor(np.where(ids < 0, 0, ids))
+    g = gather(grad, safe, axis=axis)
+    if (ids < 0).any():
+        mask = (ids >= 0).reshape((1,) * axis + ids.shape + (1,) * (g._value.ndim - axis - ids.ndim))
+        g = math_ops.multiply(g, Tensor(mask.astype(g._value.dtype)))
+    return g, None
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, axis=0, name=None):
+    """Sums slices of ``data`` into ``num_segments`` rows along ``axis``; ids < 0 are dropped."""
+    return execute("UnsortedSegmentSum", (to_tensor(data), to_tensor(segment_ids)),
+                   {"num_segments": int(num_segments), "axis": int(axis)})
+
+
+@register_op("Tile")
+def _tile_fwd(x, multiples):
+    return np.tile(x, multiples)
+
+
+@RegisterGradient("Tile")
+def _tile_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    x_shape = op.inputs[0]._value.shape
+    lead = grad._value.shape[:nb]
+    split_shape = lead
+    for m, d in zip(op.attrs["multiples"], x_shape):
+        split_shape += (m, d)
+    axes = [nb + 2 * i for i in range(len(x_shape))]
+    return reshape(reduction_ops.reduce_sum(reshape(grad, split_shape), axes), lead + x_shape)
+
+
+def tile(input, multiples, name=None):
+    x = to_tensor(input)
+    multiples = int_list(multiples)
+    if len(multiples) != x._value.ndim:
+        raise InvalidArgumentError(f"tile: multiples has length {len(multiples)} but the input has rank {x._value.ndim}")
+    return execute("Tile", (x,), {"multiples": multiples})
+
+
+def repeat(input, repeats, axis=None, name=None):
+    x = to_tensor(input)
+    if axis is None:
+        x = reshape(x, [-1])
+        axis = 0
+    axis = normalize_axis(int(axis), x._value.ndim)
+    idx = np.repeat(np.arange(x._value.shape[axis]), np.asarray(repeats))
+    return gather(x, Tensor(idx), axis=axis)
+
+
+def reverse(tensor, axis, name=None):
+    x = to_tensor(tensor)
+    key = [slice(None)] * x._value.ndim
+    for a in axes_tuple(axis, x._value.ndim):
+        key[a] = slice(None, None, -1)
+    return x[tuple(key)]
+
+
+# ------------------------------------------------------------------ select ---
+@register_op("SelectV2")
+def _select_fwd(condition, x, y):
+    return np.where(condition, x, y)
+
+
+@RegisterGradient("SelectV2")
+def _select_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    cond, x, y = op.inputs
+    zeros = Tensor(np.zeros((), grad._value.dtype))
+    gx = reduction_ops.sum_to(where(cond, grad, zeros), x._value.shape, nb)
+    gy = reduction_ops.sum_to(where(cond, zeros, grad), y._value.shape, nb)
+    return None, gx, gy
+
+
+@register_op("Where")
+def _where_indices_fwd(condition):
+    return np.argwhere(condition).astype(np.int64)
+
+
+no_gradient("Where")
+
+
+def where(condition, x=None, y=None, name=None):
+    cond = to_tensor(condition)
+    if x is None and y is None:
+        return execute("Where", (cond,))
+    if x is None or y is None:
+        raise ValueError("where: x and y must both be given, or both be None")
+    x, y = math_ops.binary_args(x, y, "SelectV2")
+    if cond._value.dtype != np.bool_:
+        raise InvalidArgumentError(f"where: condition must be bool, got {cond.dtype.name}")
+    return execute("SelectV2", (cond, x, y))
+
+
+# ---------------------------------------------------------------- indexing ---
+def _encode_index(item):
+    if item is None:
+        return ("newaxis",)
+    if item is Ellipsis:
+        return ("ellipsis",)
+    if isinstance(item, slice):
+        return ("slice",) + tuple(None if v is None else int(v) for v in (item.start, item.stop, item.step))
+    if is_tensor_like(item) or isinstance(item, (np.ndarray, np.generic)):
+        value = to_tensor(item)._value if is_tensor_like(item) else np.asarray(item)
+        if value.ndim == 0 and value.dtype.kind in "iu":
+            return ("int", int(value))
+        raise TypeError(
+            f"Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+            f"tensors are valid indices, got a tensor of shape {TensorShape(value.shape)} and dtype "
+            f"{dtypes.from_numpy(value.dtype).name}. Use tf.gather or tf.boolean_mask instead.")
+    if isinstance(item, (bool, np.bool_)) or not hasattr(item, "__index__"):
+        raise TypeError(
+            f"Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar tf.int32/tf.int64 "
+            f"tensors are valid indices, got {item!r}")
+    return ("int", int(item))
+
+
+def _decode_index(code):
+    kind = code[0]
+    if kind == "int":
+        return code[1]
+    if kind == "slice":
+        return slice(*code[1:])
+    return None if kind == "newaxis" else Ellipsis
+
+
+def _decode_key(key):
+    return tuple(_decode_index(c) for c in key)
+
+
+@register_op("StridedSlice")
+def _strided_slice_fwd(x, key):
+    try:
+        return x[_decode_key(key)]
+    except IndexError as err:
+        raise InvalidArgumentError(f"slice index out of bounds for a tensor of shape {TensorShape(x.shape)}: {err}") from None
+
+
+@RegisterGradient("StridedSlice")
+def _strided_slice_grad(op, grad):
+    return execute("StridedSliceGrad", (grad,), {"shape": op.inputs[0]._value.shape, "key": op.attrs["key"]})
+
+
+@register_op("StridedSliceGrad")
+def _strided_slice_grad_fwd(grad, shape, key):
+    key = _decode_key(key)
+    nb = grad.ndim - np.broadcast_to(np.zeros((), np.int8), shape)[key].ndim
+    out = np.zeros(grad.shape[:nb] + tuple(shape), dtype=grad.dtype)
+    out[(slice(None),) * nb + key] = grad
+    return out
+
+
+@RegisterGradient("StridedSliceGrad")
+def _strided_slice_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    return _getitem_raw(grad, (slice(None),) * nb + _decode_key(op.attrs["key"]))
+
+
+def _getitem_raw(x, key):
+    return execute("StridedSlice", (x,), {"key": tuple(_encode_index(k) for k in key)})
+
+
+def getitem(tensor, key):
+    x = to_tensor(tensor)
+    if not isinstance(key, tuple):
+        key = (key,)
+    if len(key) == 1 and (isinstance(key[0], list) or (is_tensor_like(key[0]) and np.ndim(key[0]) > 0)
+                          or (isinstance(key[0], np.ndarray) and key[0].ndim > 0)):
+        idx = to_tensor(key[0])
+        if idx._value.dtype == np.bool_:
+            return boolean_mask(x, idx)
+        return gather(x, idx)
+    return _getitem_raw(x, key)
+
+
+def slice_(input_, begin, size, name=None):
+    """tf.slice."""
+    x = to_tensor(input_)
+    begin, size = int_list(begin), int_list(size)
+    key = tuple(slice(b, None if s == -1 else b + s) for b, s in zip(begin, size))
+    return _getitem_raw(x, key)
+
+
+def strided_slice(input_, begin, end, strides=None, name=None):
+    strides = strides or [1] * len(int_list(begin))
+    key = tuple(slice(b, e, s) for b, e, s in zip(int_list(begin), int_list(end), int_list(strides)))
+    return _getitem_raw(to_tensor(input_), key)
+
+
+def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
+    x = to_tensor(tensor)
+    m = np.asarray(to_tensor(mask)._value, dtype=bool)
+    axis = 0 if axis is None else normalize_axis(int(axis), x._value.ndim)
+    if x._value.shape[axis:axis + m.ndim] != m.shape:
+        raise InvalidArgumentError(f"boolean_mask: mask shape {TensorShape(m.shape)} does not match the tensor's "
+                                   f"shape {x.shape} at axis {axis}")
+    lead = x._value.shape[:axis]
+    flat = reshape(x, lead + (-1,) + x._value.shape[axis + m.ndim:])
+    return gather(flat, Tensor(np.flatnonzero(m)), axis=axis)
+
+
+# ---------------------------------------------------------------- creation ---
+def zeros(shape, dtype=dtypes.float32, name=None):
+    return Tensor(np.zeros(int_list(shape), dtype=dtypes.as_dtype(dtype)._np))
+
+
+def ones(shape, dtype=dtypes.float32, name=None):
+    return Tensor(np.ones(int_list(shape), dtype=dtypes.as_dtype(dtype)._np))
+
+
+def zeros_like(input, dtype=None, name=None):
+    x = to_tensor(input)
+    return Tensor(np.zeros(x._value.shape, dtype=x._value.dtype if dtype is None else dtypes.as_dtype(dtype)._np))
+
+
+def ones_like(input, dtype=None, name=None):
+    x = to_tensor(input)
+    return Tensor(np.ones(x._value.shape, dtype=x._value.dtype if dtype is None else dtypes.as_dtype(dtype)._np))
+
+
+@register_op("Fill")
+def _fill_fwd(value, dims):
+    return np.full(dims, value, dtype=value.dtype)
+
+
+@RegisterGradient("Fill")
+def _fill_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    return reduction_ops.reduce_sum(grad, list(range(nb, grad._value.ndim)))
+
+
+def fill(dims, value, name=None):
+    v = to_tensor(value)
+    if v._value.ndim != 0:
+        raise InvalidArgumentError(f"fill: value must be a scalar, got shape {v.shape}")
+    return execute("Fill", (v,), {"dims": int_list(dims)})
+
+
+def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
+    m = np.eye(int(num_rows), None if num_columns is None else int(num_columns), dtype=dtypes.as_dtype(dtype)._np)
+    if batch_shape is not None:
+        m = np.broadcast_to(m, int_list(batch_shape) + m.shape).copy()
+    return Tensor(m)
+
+
+def range_(start, limit=None, delta=1, dtype=None, name="range"):
+    """tf.range."""
+    if limit is None:
+        start, limit = 0, start
+    values = [to_tensor(v)._value.item() if is_tensor_like(v) else v for v in (start, limit, delta)]
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in values)
+        dtype = dtypes.float32 if is_float else dtypes.int32
+    return Tensor(np.arange(*values, dtype=dtypes.as_dtype(dtype)._np))
+
+
+def linspace(start, stop, num, name=None, axis=0):
+    s, e = to_tensor(start), to_tensor(stop)
+    dtype = s._value.dtype if s._value.dtype.kind == "f" else np.float32
+    return Tensor(np.linspace(s._value, e._value, int(num), axis=axis).astype(dtype))
+
+
+@register_op("OneHot")
+def _one_hot_fwd(indices, depth, on_value, off_value, axis, dtype):
+    eye_ = np.arange(depth) == indices[..., None]
+    out = np.where(eye_, np.asarray(on_value, dtype), np.asarray(off_value, dtype))
+    if axis != -1 and axis != out.ndim - 1:
+        out = np.moveaxis(out, -1, axis)
+    return out
+
+
+no_gradient("OneHot")
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    idx = to_tensor(indices)
+    dt = dtypes.as_dtype(dtype) if dtype is not None else (
+        to_tensor(on_value).dtype if on_value is not None else dtypes.float32)
+    on = 1 if on_value is None else to_tensor(on_value)._value.item()
+    off = 0 if off_value is None else to_tensor(off_value)._value.item()
+    return execute("OneHot", (idx,), {"depth": int(depth), "on_value": on, "off_value": off,
+                                      "axis": -1 if axis is None else int(axis), "dtype": dt.name})
+
+
+def meshgrid(*args, indexing="xy", name=None):
+    return [Tensor(a) for a in np.meshgrid(*(to_tensor(a)._value for a in args), indexing=indexing)]
+
+
+def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
+    lengths = to_tensor(lengths)._value
+    maxlen = int(lengths.max()) if maxlen is None else int(maxlen)
+    return Tensor((np.arange(maxlen) < lengths[..., None]).astype(dtypes.as_dtype(dtype)._np))
+

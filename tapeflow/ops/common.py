@@ -1,0 +1,78 @@
+"""Shared helpers of the op modules: argument conversion and batch-aware shapes.
+
+Gradient functions may receive cotangents with extra *leading* axes (a stack of
+cotangents, used by the vectorised jacobian). ``batch_ndim`` tells how many.
+"""
+from ..framework.conversion import convert_to_tensor
+from ..framework.errors import InvalidArgumentError, dtype_word
+from ..framework.recording import execute, register_op  # noqa: F401  (re-exported for op modules)
+from ..framework.registry import BuiltinGradient as RegisterGradient  # noqa: F401
+from ..framework.registry import no_gradient  # noqa: F401
+from ..framework.tensor import Tensor
+from ..framework.variables import Variable
+
+
+def is_tensor_like(x):
+    return isinstance(x, (Tensor, Variable))
+
+
+def to_tensor(x, dtype=None):
+    if type(x) is Tensor and dtype is None:
+        return x
+    return convert_to_tensor(x, dtype=dtype)
+
+
+def binary_args(x, y, op_type):
+    """Converts two operands; a non-tensor operand takes the other operand's dtype."""
+    if type(x) is not Tensor or type(y) is not Tensor:
+        if is_tensor_like(x):
+            x = to_tensor(x)
+            y = to_tensor(y) if is_tensor_like(y) else convert_to_tensor(y, dtype=x.dtype)
+        elif is_tensor_like(y):
+            y = to_tensor(y)
+            x = convert_to_tensor(x, dtype=y.dtype)
+        else:
+            x = convert_to_tensor(x)
+            y = convert_to_tensor(y, dtype=x.dtype)
+    if x._value.dtype != y._value.dtype:
+        raise InvalidArgumentError(
+            f"cannot compute {op_type} as input #1(zero-based) was expected to be a {dtype_word(x.dtype)} "
+            f"tensor but is a {dtype_word(y.dtype)} tensor [Op:{op_type}]")
+    return x, y
+
+
+def batch_ndim(op, grad, index=0):
+    """Number of leading stacked-cotangent axes of ``grad`` for output ``index`` of ``op``."""
+    return grad._value.ndim - op.outputs[index]._value.ndim
+
+
+def static_shape(t):
+    return t._value.shape
+
+
+def normalize_axis(axis, ndim, what="axis"):
+    if axis < -ndim or axis >= max(ndim, 1):
+        raise InvalidArgumentError(f"{what} {axis} is out of bounds for a tensor of rank {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
+def axes_tuple(axis, ndim):
+    """A sorted tuple of non-negative axes; None means all axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, Tensor):
+        axis = axis._value.tolist()
+    if isinstance(axis, (list, tuple)):
+        return tuple(sorted({normalize_axis(int(a), ndim) for a in axis}))
+    return (normalize_axis(int(axis), ndim),)
+
+
+def int_list(value):
+    """A shape-like argument (list, tuple, TensorShape, Tensor, int) as a tuple of ints."""
+    if is_tensor_like(value):
+        value = to_tensor(value)._value.tolist()
+    if hasattr(value, "as_list"):
+        value = value.as_list()
+    if isinstance(value, (int,)) or (hasattr(value, "__index__") and not isinstance(value, (list, tuple))):
+        return (int(value),)
+    return tuple(-1 if d is None else int(d) for d in value)

@@ -1,0 +1,443 @@
+"""Neural-network ops: activations with fused gradient ops, softmax, cross-entropies, dropout."""
+import numpy as np
+
+from ..framework.errors import InvalidArgumentError
+from ..framework.recording import recording_anything
+from ..framework.tensor import Tensor
+from ..kernels import activations as K
+from ..kernels import softmax as SK
+from . import array_ops, math_ops, random_ops, reduction_ops
+from .common import RegisterGradient, execute, no_gradient, normalize_axis, register_op, to_tensor
+
+
+def _is_float(a):
+    return a.dtype.kind == "f"
+
+
+def _fused(kernel, numpy_fallback):
+    """A forward that runs the numba ``kernel`` on floats and ``numpy_fallback`` (if any) on other dtypes."""
+    def forward(*arrays, **params):
+        if _is_float(arrays[0]):
+            return K.apply(kernel, *arrays, params=tuple(params.values()))
+        if numpy_fallback is None:
+            raise InvalidArgumentError(f"{kernel.__name__} needs a floating-point tensor, got {arrays[0].dtype}")
+        return numpy_fallback(*arrays, **params)
+    return forward
+
+
+def _zero_grad(x):
+    return math_ops.zeros_like_(x)
+
+
+# ----------------------------------------------------------------- relu ---
+register_op("Relu")(_fused(K.relu, lambda x: np.maximum(x, 0).astype(x.dtype)))
+register_op("ReluGrad")(_fused(K.relu_grad, lambda g, y: np.where(y > 0, g, 0).astype(g.dtype)))
+
+
+@RegisterGradient("Relu")
+def _relu_grad(op, grad):
+    return execute("ReluGrad", (grad, op.outputs[0]))
+
+
+@RegisterGradient("ReluGrad")
+def _relu_grad_grad(op, grad):
+    return execute("ReluGrad", (grad, op.inputs[1])), _zero_grad(op.inputs[1])
+
+
+def relu(features, name=None):
+    return execute("Relu", (to_tensor(features),))
+
+
+register_op("Relu6")(_fused(K.relu6, lambda x: np.clip(x, 0, 6).astype(x.dtype)))
+register_op("Relu6Grad")(_fused(K.relu6_grad, lambda g, x: np.where((x > 0) & (x < 6), g, 0).astype(g.dtype)))
+
+
+@RegisterGradient("Relu6")
+def _relu6_grad(op, grad):
+    return execute("Relu6Grad", (grad, op.inputs[0]))
+
+
+@RegisterGradient("Relu6Grad")
+def _relu6_grad_grad(op, grad):
+    return execute("Relu6Grad", (grad, op.inputs[1])), _zero_grad(op.inputs[1])
+
+
+def relu6(features, name=None):
+    return execute("Relu6", (to_tensor(features),))
+
+
+register_op("LeakyRelu")(_fused(K.leaky_relu, lambda x, alpha: np.where(x > 0, x, alpha * x).astype(x.dtype)))
+register_op("LeakyReluGrad")(_fused(K.leaky_relu_grad, lambda g, x, alpha: np.where(x > 0, g, alpha * g).astype(g.dtype)))
+
+
+@RegisterGradient("LeakyRelu")
+def _leaky_relu_grad(op, grad):
+    return execute("LeakyReluGrad", (grad, op.inputs[0]), {"alpha": op.attrs["alpha"]})
+
+
+@RegisterGradient("LeakyReluGrad")
+def _leaky_relu_grad_grad(op, grad):
+    return execute("LeakyReluGrad", (grad, op.inputs[1]), {"alpha": op.attrs["alpha"]}), _zero_grad(op.inputs[1])
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    return execute("LeakyRelu", (to_tensor(features),), {"alpha": float(alpha)})
+
+
+# ------------------------------------------------------------- elu / selu ---
+register_op("Elu")(_fused(K.elu, lambda x: np.where(x > 0, x, np.expm1(x)).astype(x.dtype)))
+register_op("EluGrad")(_fused(K.elu_grad, lambda g, y: np.where(y > 0, g, g * (y + 1)).astype(g.dtype)))
+
+
+@RegisterGradient("Elu")
+def _elu_grad(op, grad):
+    return execute("EluGrad", (grad, op.outputs[0]))
+
+
+@RegisterGradient("EluGrad")
+def _elu_grad_grad(op, grad):
+    g, y = op.inputs
+    negative = math_ops.less(y, 0)
+    return (execute("EluGrad", (grad, y)),
+            array_ops.where(negative, math_ops.multiply(grad, g), _zero_grad(y)))
+
+
+def elu(features, name=None):
+    return execute("Elu", (to_tensor(features),))
+
+
+register_op("Selu")(_fused(K.selu, None))
+register_op("SeluGrad")(_fused(K.selu_grad, None))
+
+
+@RegisterGradient("Selu")
+def _selu_grad(op, grad):
+    return execute("SeluGrad", (grad, op.outputs[0]))
+
+
+@RegisterGradient("SeluGrad")
+def _selu_grad_grad(op, grad):
+    g, y = op.inputs
+    negative = math_ops.less(y, 0)
+    return (execute("SeluGrad", (grad, y)),
+            array_ops.where(negative, math_ops.multiply(grad, g), _zero_grad(y)))
+
+
+def selu(features, name=None):
+    return execute("Selu", (to_tensor(features),))
+
+
+# ---------------------------------------------------------------- sigmoid ---
+register_op("Sigmoid")(_fused(K.sigmoid, None))
+register_op("SigmoidGrad")(_fused(K.sigmoid_grad, None))
+
+
+@RegisterGradient("Sigmoid")
+def _sigmoid_grad(op, grad):
+    return execute("SigmoidGrad", (op.outputs[0], grad))
+
+
+@RegisterGradient("SigmoidGrad")
+def _sigmoid_grad_grad(op, grad):
+    y, g = op.inputs
+    one_minus_2y = math_ops.subtract(1, math_ops.multiply(y, 2))
+    return math_ops.multiply(math_ops.multiply(grad, g), one_minus_2y), execute("SigmoidGrad", (y, grad))
+
+
+def sigmoid(x, name=None):
+    x = to_tensor(x)
+    if not _is_float(x._value):
+        raise InvalidArgumentError(f"sigmoid needs a floating-point tensor, got {x.dtype.name}")
+    return execute("Sigmoid", (x,))
+
+
+# --------------------------------------------------------- softplus/sign ---
+register_op("Softplus")(_fused(K.softplus, None))
+register_op("SoftplusGrad")(_fused(K.softplus_grad, None))
+
+
+@RegisterGradient("Softplus")
+def _softplus_grad(op, grad):
+    return execute("SoftplusGrad", (grad, op.inputs[0]))
+
+
+@RegisterGradient("SoftplusGrad")
+def _softplus_grad_grad(op, grad):
+    g, x = op.inputs
+    s = sigmoid(x)
+    d2 = math_ops.multiply(s, math_ops.subtract(1, s))
+    return execute("SoftplusGrad", (grad, x)), math_ops.multiply(math_ops.multiply(grad, g), d2)
+
+
+def softplus(features, name=None):
+    return execute("Softplus", (to_tensor(features),))
+
+
+register_op("Softsign")(_fused(K.softsign, None))
+register_op("SoftsignGrad")(_fused(K.softsign_grad, None))
+
+
+@RegisterGradient("Softsign")
+def _softsign_grad(op, grad):
+    return execute("SoftsignGrad", (grad, op.inputs[0]))
+
+
+@RegisterGradient("SoftsignGrad")
+def _softsign_grad_grad(op, grad):
+    g, x = op.inputs
+    d = math_ops.add(math_ops.abs(x), 1)
+    d2 = math_ops.divide(math_ops.multiply(math_ops.sign(x), -2.0), math_ops.multiply(math_ops.square(d), d))
+    return execute("SoftsignGrad", (grad, x)), math_ops.multiply(math_ops.multiply(grad, g), d2)
+
+
+def softsign(features, name=None):
+    return execute("Softsign", (to_tensor(features),))
+
+
+# ------------------------------------------------------------------- gelu ---
+@register_op("Gelu")
+def _gelu_fwd(x, approximate):
+    return K.apply(K.gelu_tanh if approximate else K.gelu, x)
+
+
+@register_op("GeluGrad")
+def _gelu_grad_fwd(g, x, approximate):
+    return K.apply(K.gelu_tanh_grad if approximate else K.gelu_grad, g, x)
+
+
+@RegisterGradient("Gelu")
+def _gelu_grad(op, grad):
+    return execute("GeluGrad", (grad, op.inputs[0]), op.attrs)
+
+
+@RegisterGradient("GeluGrad")
+def _gelu_grad_grad(op, grad):
+    g, x = op.inputs
+    M = math_ops
+    if op.attrs["approximate"]:
+        c, k = 0.7978845608028654, 0.044715
+        x2 = M.square(x)
+        t = M.tanh(M.multiply(M.add(x, M.multiply(M.multiply(x2, x), k)), c))
+        du = M.multiply(M.add(M.multiply(x2, 3 * k), 1), c)
+        d2u = M.multiply(x, 6 * k * c)
+        one_minus_t2 = M.subtract(1, M.square(t))
+        inner = M.add(M.subtract(du, M.multiply(M.multiply(x, t), M.square(du))), M.multiply(M.multiply(x, d2u), 0.5))
+        second = M.multiply(one_minus_t2, inner)
+    else:
+        pdf = M.multiply(M.exp(M.multiply(M.square(x), -0.5)), 0.3989422804014327)
+        second = M.multiply(pdf, M.subtract(2, M.square(x)))
+    return execute("GeluGrad", (grad, x), op.attrs), M.multiply(M.multiply(grad, g), second)
+
+
+def gelu(features, approximate=False, name=None):
+    x = to_tensor(features)
+    if not _is_float(x._value):
+        raise InvalidArgumentError(f"gelu needs a floating-point tensor, got {x.dtype.name}")
+    return execute("Gelu", (x,), {"approximate": bool(approximate)})
+
+
+def silu(features, beta=1.0, name=None):
+    x = to_tensor(features)
+    if beta == 1.0:
+        return math_ops.multiply(x, sigmoid(x))
+    return math_ops.multiply(x, sigmoid(math_ops.multiply(x, beta)))
+
+
+swish = silu
+
+
+# ---------------------------------------------------------------- softmax ---
+def _move_last(x, axis):
+    nd = x.ndim
+    return x if axis in (-1, nd - 1) else np.moveaxis(x, axis, -1)
+
+
+def _move_back(x, axis):
+    nd = x.ndim
+    return x if axis in (-1, nd - 1) else np.moveaxis(x, -1, axis)
+
+
+@register_op("Softmax")
+def _softmax_fwd(x, axis):
+    return _move_back(SK.softmax_last_axis(_move_last(x, axis)), axis)
+
+
+@RegisterGradient("Softmax")
+def _softmax_grad(op, grad):
+    y = op.outputs[0]
+    axis = op.attrs["axis"] - y._value.ndim  # negative: valid for stacked cotangents too
+    gy = math_ops.multiply(grad, y)
+    return math_ops.subtract(gy, math_ops.multiply(y, reduction_ops.reduce_sum(gy, axis, keepdims=True)))
+
+
+@register_op("LogSoftmax")
+def _log_softmax_fwd(x, axis):
+    return _move_back(SK.softmax_last_axis(_move_last(x, axis), log=True), axis)
+
+
+@RegisterGradient("LogSoftmax")
+def _log_softmax_grad(op, grad):
+    y = op.outputs[0]
+    axis = op.attrs["axis"] - y._value.ndim
+    return math_ops.subtract(grad, math_ops.multiply(math_ops.exp(y), reduction_ops.reduce_sum(grad, axis, keepdims=True)))
+
+
+def _softmax_args(logits, axis):
+    x = to_tensor(logits)
+    if not _is_float(x._value):
+        raise InvalidArgumentError(f"softmax needs a floating-point tensor, got {x.dtype.name}")
+    if x._value.ndim == 0:
+        raise InvalidArgumentError("softmax needs a tensor of rank >= 1, got a scalar")
+    return x, normalize_axis(int(axis), x._value.ndim)
+
+
+def softmax(logits, axis=None, name=None):
+    x, axis = _softmax_args(logits, -1 if axis is None else axis)
+    return execute("Softmax", (x,), {"axis": axis})
+
+
+def log_softmax(logits, axis=None, name=None):
+    x, axis = _softmax_args(logits, -1 if axis is None else axis)
+    return execute("LogSoftmax", (x,), {"axis": axis})
+
+
+# ---------------------------------------------------------- cross-entropy ---
+@register_op("SoftmaxCrossEntropyWithLogits", num_outputs=2)
+def _softmax_xent_fwd(logits, labels):
+    return SK.softmax_cross_entropy(logits, labels)
+
+
+@RegisterGradient("SoftmaxCrossEntropyWithLogits")
+def _softmax_xent_grad(op, grad_loss, grad_backprop=None):
+    logits, labels = op.inputs
+    g = array_ops.expand_dims(grad_loss, -1)
+    if recording_anything():
+        # Recompute with differentiable ops so an outer tape can take the next derivative.
+        backprop = math_ops.subtract(softmax(logits), labels)
+    else:
+        backprop = op.outputs[1]
+    g_logits = math_ops.multiply(g, backprop)
+    g_labels = None
+    if 1 not in op.skip_input_indices:
+        g_labels = math_ops.multiply(g, math_ops.negative(log_softmax(logits)))
+    return g_logits, g_labels
+
+
+def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
+    logits = to_tensor(logits)
+    labels = to_tensor(labels, dtype=logits.dtype) if not isinstance(labels, Tensor) else labels
+    if labels._value.shape != logits._value.shape:
+        raise InvalidArgumentError(f"softmax_cross_entropy_with_logits: labels shape {labels.shape} and logits "
+                                   f"shape {logits.shape} must match")
+    axis = normalize_axis(int(axis), logits._value.ndim)
+    if axis != logits._value.ndim - 1:
+        perm = [a for a in range(logits._value.ndim) if a != axis] + [axis]
+        logits, labels = array_ops.transpose(logits, perm), array_ops.transpose(labels, perm)
+    return execute("SoftmaxCrossEntropyWithLogits", (logits, math_ops.cast(labels, logits.dtype)))[0]
+
+
+@register_op("SparseSoftmaxCrossEntropyWithLogits", num_outputs=2)
+def _sparse_softmax_xent_fwd(logits, labels):
+    n = logits.shape[-1]
+    if labels.size and (labels.min() < 0 or labels.max() >= n):
+        bad = labels[(labels < 0) | (labels >= n)].ravel()[0]
+        raise InvalidArgumentError(f"Received a label value of {bad} which is outside the valid range of [0, {n}).")
+    return SK.sparse_softmax_cross_entropy(logits, labels)
+
+
+@RegisterGradient("SparseSoftmaxCrossEntropyWithLogits")
+def _sparse_softmax_xent_grad(op, grad_loss, grad_backprop=None):
+    logits, labels = op.inputs
+    g = array_ops.expand_dims(grad_loss, -1)
+    if recording_anything():
+        depth = logits._value.shape[-1]
+        backprop = math_ops.subtract(softmax(logits), array_ops.one_hot(labels, depth, dtype=logits.dtype))
+    else:
+        backprop = op.outputs[1]
+    return math_ops.multiply(g, backprop), None
+
+
+def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
+    logits = to_tensor(logits)
+    labels = to_tensor(labels)
+    if labels._value.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"sparse_softmax_cross_entropy_with_logits: labels must be integers, got {labels.dtype.name}")
+    if labels._value.shape != logits._value.shape[:-1]:
+        raise InvalidArgumentError(f"sparse_softmax_cross_entropy_with_logits: labels shape {labels.shape} must equal "
+                                   f"logits shape {logits.shape} without its last dimension")
+    return execute("SparseSoftmaxCrossEntropyWithLogits", (logits, labels))[0]
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """max(x, 0) - x * z + log(1 + exp(-|x|)), stable for large |x|."""
+    logits = to_tensor(logits)
+    labels = to_tensor(labels, dtype=logits.dtype) if not isinstance(labels, Tensor) else labels
+    if labels._value.shape != logits._value.shape:
+        raise InvalidArgumentError(f"sigmoid_cross_entropy_with_logits: logits and labels must have the same shape "
+                                   f"({logits.shape} vs {labels.shape})")
+    M = math_ops
+    return M.add(M.subtract(relu(logits), M.multiply(logits, labels)), M.log1p(M.exp(M.negative(M.abs(logits)))))
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    M = math_ops
+    logits = to_tensor(logits)
+    labels = to_tensor(labels, dtype=logits.dtype)
+    log_weight = M.add(M.multiply(M.subtract(pos_weight, 1), labels), 1)
+    return M.add(M.multiply(M.subtract(1, labels), logits),
+                 M.multiply(log_weight, M.add(M.log1p(M.exp(M.negative(M.abs(logits)))), relu(M.negative(logits)))))
+
+
+# ------------------------------------------------------------------ misc ---
+def l2_loss(t, name=None):
+    return math_ops.divide(reduction_ops.reduce_sum(math_ops.square(to_tensor(t))), 2)
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """Mean and (biased) variance over ``axes``, as tf.nn.moments."""
+    x = to_tensor(x)
+    mean = reduction_ops.reduce_mean(x, axes, keepdims=True)
+    variance = reduction_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)), axes, keepdims=True)
+    if not keepdims:
+        mean, variance = array_ops.squeeze(mean, axes), array_ops.squeeze(variance, axes)
+    return mean, variance
+
+
+def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    M = math_ops
+    inv = M.rsqrt(M.add(variance, variance_epsilon))
+    if scale is not None:
+        inv = M.multiply(inv, scale)
+    shift = M.negative(M.multiply(mean, inv))
+    if offset is not None:
+        shift = M.add(shift, offset)
+    return M.add(M.multiply(x, M.cast(inv, to_tensor(x).dtype)), M.cast(shift, to_tensor(x).dtype))
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    value, bias = to_tensor(value), to_tensor(bias)
+    if bias._value.ndim != 1:
+        raise InvalidArgumentError(f"bias_add: bias must be 1-D, got shape {bias.shape}")
+    channel_axis = 1 if data_format in ("NCHW", "NCW", "NCDHW") else -1
+    if value._value.shape[channel_axis] != bias._value.shape[0]:
+        raise InvalidArgumentError(f"bias_add: bias of size {bias._value.shape[0]} does not match dimension "
+                                   f"{channel_axis} of value with shape {value.shape}")
+    if channel_axis == 1:
+        bias = array_ops.reshape(bias, (-1,) + (1,) * (value._value.ndim - 2))
+    return math_ops.add(value, bias)
+
+
+def dropout(x, rate, noise_shape=None, seed=None, name=None):
+    """Zeroes elements with probability ``rate`` and scales the rest by 1/(1-rate)."""
+    x = to_tensor(x)
+    rate = float(rate)
+    if not 0 <= rate < 1:
+        raise ValueError(f"dropout: rate must be a scalar tensor or a float in the range [0, 1), got {rate}")
+    if rate == 0:
+        return x
+    shape = x._value.shape if noise_shape is None else tuple(
+        d if n is None else int(n) for n, d in zip(noise_shape, x._value.shape))
+    keep = random_ops.uniform(shape, dtype=x.dtype, seed=seed)._value >= rate
+    mask = Tensor((keep / (1 - rate)).astype(x._value.dtype))
+    return math_ops.multiply(x, mask)
+

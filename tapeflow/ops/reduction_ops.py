@@ -1,0 +1,251 @@
+"""Reductions (sum, mean, max, min, prod, logsumexp, norm, argmax) and sum_to."""
+import numpy as np
+
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.tensor import Tensor
+from . import array_ops, math_ops
+from .common import RegisterGradient, axes_tuple, batch_ndim, execute, no_gradient, register_op, to_tensor
+
+
+def sum_to(grad, shape, nb=0):
+    """Sums ``grad`` (with ``nb`` leading stacked axes) down to ``shape``: undoes broadcasting."""
+    gshape = grad._value.shape
+    core = gshape[nb:]
+    shape = tuple(shape)
+    if core == shape:
+        return grad
+    lead = len(core) - len(shape)
+    axes = list(range(nb, nb + lead))
+    axes += [nb + lead + i for i, d in enumerate(shape) if d == 1 and core[lead + i] != 1]
+    reduced = reduce_sum(grad, axes) if axes else grad
+    return array_ops.reshape(reduced, gshape[:nb] + shape)
+
+
+def _kept_shape(x_shape, axes):
+    return tuple(1 if i in axes else d for i, d in enumerate(x_shape))
+
+
+def _broadcast_back(op, grad):
+    """Reshapes a reduction's (possibly stacked) gradient to keepdims form and broadcasts it to the input."""
+    nb = batch_ndim(op, grad)
+    x_shape = op.inputs[0]._value.shape
+    lead = grad._value.shape[:nb]
+    g = array_ops.reshape(grad, lead + _kept_shape(x_shape, op.attrs["axes"]))
+    return array_ops.broadcast_to(g, lead + x_shape), nb
+
+
+def _reduction(op_type, x, axis, keepdims):
+    x = to_tensor(x)
+    axes = axes_tuple(axis, x._value.ndim)
+    return execute(op_type, (x,), {"axes": axes, "keepdims": bool(keepdims)})
+
+
+@register_op("Sum")
+def _sum_fwd(x, axes, keepdims):
+    return np.sum(x, axis=axes, keepdims=keepdims)
+
+
+@RegisterGradient("Sum")
+def _sum_grad(op, grad):
+    return _broadcast_back(op, grad)[0]
+
+
+def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
+    return _reduction("Sum", input_tensor, axis, keepdims)
+
+
+@register_op("Mean")
+def _mean_fwd(x, axes, keepdims):
+    if x.dtype.kind in "iu":
+        return (np.sum(x, axis=axes, keepdims=keepdims) // max(1, int(np.prod([x.shape[a] for a in axes])))).astype(x.dtype)
+    return np.mean(x, axis=axes, keepdims=keepdims)
+
+
+@RegisterGradient("Mean")
+def _mean_grad(op, grad):
+    g, _ = _broadcast_back(op, grad)
+    x_shape = op.inputs[0]._value.shape
+    count = int(np.prod([x_shape[a] for a in op.attrs["axes"]]))
+    return math_ops.divide(g, Tensor(np.array(max(count, 1), g._value.dtype)))
+
+
+def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
+    return _reduction("Mean", input_tensor, axis, keepdims)
+
+
+def _min_or_max_grad(op, grad):
+    """Gradient flows to every element equal to the extremum, split evenly among ties."""
+    g, nb = _broadcast_back(op, grad)
+    x = op.inputs[0]
+    y = op.outputs[0]
+    y_b = array_ops.reshape(y, _kept_shape(x._value.shape, op.attrs["axes"]))
+    hits = math_ops.cast(math_ops.equal(x, y_b), g.dtype)
+    count = reduce_sum(hits, op.attrs["axes"], keepdims=True)
+    return math_ops.multiply(math_ops.divide(hits, count), g)
+
+
+@register_op("Max")
+def _max_fwd(x, axes, keepdims):
+    if x.size == 0:
+        raise InvalidArgumentError("reduce_max of an empty tensor is undefined")
+    return np.max(x, axis=axes, keepdims=keepdims)
+
+
+RegisterGradient("Max")(_min_or_max_grad)
+
+
+@register_op("Min")
+def _min_fwd(x, axes, keepdims):
+    if x.size == 0:
+        raise InvalidArgumentError("reduce_min of an empty tensor is undefined")
+    return np.min(x, axis=axes, keepdims=keepdims)
+
+
+RegisterGradient("Min")(_min_or_max_grad)
+
+
+def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
+    return _reduction("Max", input_tensor, axis, keepdims)
+
+
+def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
+    return _reduction("Min", input_tensor, axis, keepdims)
+
+
+@register_op("Prod")
+def _prod_fwd(x, axes, keepdims):
+    return np.prod(x, axis=axes, keepdims=keepdims)
+
+
+@RegisterGradient("Prod")
+def _prod_grad(op, grad):
+    g, _ = _broadcast_back(op, grad)
+    x = op.inputs[0]
+    axes = op.attrs["axes"]
+    if np.all(x._value != 0):
+        y = array_ops.reshape(op.outputs[0], _kept_shape(x._value.shape, axes))
+        return math_ops.multiply(g, math_ops.divide(y, x))
+    return math_ops.multiply(g, _prod_of_others(x, axes))
+
+
+def _prod_of_others(x, axes):
+    """For each element, the product of the other elements of its reduction group (exact with zeros)."""
+    nd = x._value.ndim
+    kept = [a for a in range(nd) if a not in axes]
+    perm = kept + list(axes)
+    xt = array_ops.transpose(x, perm)
+    kept_shape = tuple(x._value.shape[a] for a in kept)
+    n = int(np.prod([x._value.shape[a] for a in axes]))
+    flat = array_ops.reshape(xt, kept_shape + (n,))
+    expanded = array_ops.broadcast_to(array_ops.expand_dims(flat, -2), kept_shape + (n, n))
+    eye = Tensor(np.eye(n, dtype=bool))
+    others = reduce_prod(array_ops.where(eye, Tensor(np.ones((), x._value.dtype)), expanded), -1)
+    back = array_ops.reshape(others, tuple(xt._value.shape))
+    return array_ops.transpose(back, np.argsort(perm).tolist())
+
+
+def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
+    return _reduction("Prod", input_tensor, axis, keepdims)
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    x = to_tensor(input_tensor)
+    axes = axes_tuple(axis, x._value.ndim)
+    m = array_ops.stop_gradient(reduce_max(x, axes, keepdims=True))
+    m = array_ops.where(math_ops.is_finite(m), m, math_ops.zeros_like_(m))
+    out = math_ops.add(math_ops.log(reduce_sum(math_ops.exp(math_ops.subtract(x, m)), axes, keepdims=True)), m)
+    return out if keepdims else array_ops.reshape(out, tuple(d for i, d in enumerate(x._value.shape) if i not in axes))
+
+
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    x = to_tensor(input_tensor)
+    return Tensor(np.any(x._value, axis=axes_tuple(axis, x._value.ndim), keepdims=keepdims))
+
+
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    x = to_tensor(input_tensor)
+    return Tensor(np.all(x._value, axis=axes_tuple(axis, x._value.ndim), keepdims=keepdims))
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    x = to_tensor(input_tensor)
+    mean = reduce_mean(x, axis, keepdims=True)
+    return reduce_mean(math_ops.squared_difference(x, mean), axis, keepdims=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    return math_ops.sqrt(reduce_variance(input_tensor, axis, keepdims))
+
+
+def count_nonzero(input, axis=None, keepdims=False, dtype=dtypes.int64, name=None):
+    x = to_tensor(input)
+    counts = np.count_nonzero(x._value, axis=axes_tuple(axis, x._value.ndim), keepdims=keepdims)
+    return Tensor(np.asarray(counts, dtype=dtypes.as_dtype(dtype)._np))
+
+
+@register_op("ArgMax")
+def _argmax_fwd(x, axis, output_type):
+    return np.argmax(x, axis=axis).astype(dtypes.as_dtype(output_type)._np)
+
+
+@register_op("ArgMin")
+def _argmin_fwd(x, axis, output_type):
+    return np.argmin(x, axis=axis).astype(dtypes.as_dtype(output_type)._np)
+
+
+no_gradient("ArgMax")
+no_gradient("ArgMin")
+
+
+def argmax(input, axis=None, output_type=dtypes.int64, name=None):
+    x = to_tensor(input)
+    axis = axes_tuple(0 if axis is None else axis, x._value.ndim)[0]
+    return execute("ArgMax", (x,), {"axis": axis, "output_type": dtypes.as_dtype(output_type).name})
+
+
+def argmin(input, axis=None, output_type=dtypes.int64, name=None):
+    x = to_tensor(input)
+    axis = axes_tuple(0 if axis is None else axis, x._value.ndim)[0]
+    return execute("ArgMin", (x,), {"axis": axis, "output_type": dtypes.as_dtype(output_type).name})
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
+    """tf.norm: euclidean/fro (with a safe gradient at 0), 1, 2 (vectors), inf."""
+    x = to_tensor(tensor)
+    keepdims = bool(keepdims)
+    if ord in ("euclidean", "fro", 2) and (ord != 2 or axis is None or isinstance(axis, int)):
+        sq = math_ops.real(math_ops.multiply(x, math_ops.conj(x))) if x._value.dtype.kind == "c" else math_ops.square(x)
+        return math_ops.sqrt(reduce_sum(sq, axis, keepdims=keepdims))
+    if ord == 1:
+        return reduce_sum(math_ops.abs(x), axis, keepdims=keepdims)
+    if ord in (np.inf, "inf"):
+        return reduce_max(math_ops.abs(x), axis, keepdims=keepdims)
+    if isinstance(ord, (int, float)) and ord > 0:
+        p = Tensor(np.array(ord, x._value.dtype))
+        return math_ops.pow(reduce_sum(math_ops.pow(math_ops.abs(x), p), axis, keepdims=keepdims),
+                            math_ops.reciprocal(p))
+    raise ValueError(f"norm: unsupported ord {ord!r}; use 'euclidean', 'fro', 1, 2, np.inf or a positive number")
+
+
+@register_op("Cumsum")
+def _cumsum_fwd(x, axis, exclusive, reverse):
+    if reverse:
+        x = np.flip(x, axis)
+    out = np.cumsum(x, axis=axis)
+    if exclusive:
+        out = np.concatenate([np.zeros_like(np.take(out, [0], axis=axis)), np.delete(out, -1, axis=axis)], axis=axis)
+    return np.flip(out, axis) if reverse else out
+
+
+@RegisterGradient("Cumsum")
+def _cumsum_grad(op, grad):
+    nb = batch_ndim(op, grad)
+    return execute("Cumsum", (grad,), {"axis": op.attrs["axis"] + nb, "exclusive": op.attrs["exclusive"],
+                                       "reverse": not op.attrs["reverse"]})
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    x = to_tensor(x)
+    axis = axes_tuple(axis, x._value.ndim)[0]
+    return execute("Cumsum", (x,), {"axis": axis, "exclusive": bool(exclusive), "reverse": bool(reverse)})
