@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 example: $(STAMP)
-	$(PY) examples/custom_training_loop.py
+	$(PY) examples/tape_regression.py
 
 test: $(STAMP)
 	$(PY) -m pytest

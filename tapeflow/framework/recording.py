@@ -6,7 +6,11 @@ Tensors and, only when a tape or forward accumulator is active, records an
 ``OpRecord`` on each tape that watches one of the inputs. With nothing active
 the cost of recording is one truthiness check of two lists.
 """
+from types import MappingProxyType
+
 from .tensor import Tensor
+
+_NO_ATTRS = MappingProxyType({})
 
 # Stacks of currently recording tapes / forward accumulators. Mutated in
 # place (never rebound) so other modules may hold a reference to them.
@@ -29,7 +33,7 @@ class OpRecord:
         self.type = op_type
         self.inputs = inputs
         self.outputs = outputs
-        self.attrs = attrs
+        self.attrs = _NO_ATTRS if attrs is None else attrs
         self.grad_fn = grad_fn
         self.skip_input_indices = ()
 
