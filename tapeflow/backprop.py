@@ -226,7 +226,7 @@ class GradientTape:
             if isinstance(t, Variable):
                 self._tape.variables[t._id] = t
             elif not isinstance(t, Tensor):
-                raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, not tf.Tensor or tf.Variable "
+                raise ValueError(f"Passed in object {t} of type {type(t).__name__!r}, not tf.Tensor or tf.Variable "
                                  "or ExtensionType.")
             if not _is_trainable_dtype(t):
                 warn_first_n(f"The dtype of the watched tensor must be floating (e.g. tf.float32), got {t.dtype!r}", 5)
