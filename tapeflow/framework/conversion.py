@@ -20,8 +20,15 @@ def _default_array(value):
     if kind == "c" and arr.dtype == np.complex128:
         return arr
     if kind in "US":
-        return arr.astype(object)
+        return _as_bytes(arr)
     return arr
+
+
+def _as_bytes(arr):
+    """TensorFlow strings are bytes: str becomes utf-8 encoded bytes, in an object array."""
+    if arr.dtype.kind == "U":
+        arr = np.char.encode(arr, "utf-8")
+    return arr.astype(object)
 
 
 def _cast_array(value, dtype):
@@ -72,7 +79,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
         if arr.dtype.kind in "US":
-            arr = arr.astype(object)
+            arr = _as_bytes(arr)
         return Tensor(arr)
     try:
         return Tensor(_default_array(value))
@@ -90,7 +97,7 @@ def constant(value, dtype=None, shape=None, name=None):
     elif isinstance(value, (np.ndarray, np.generic)):
         arr = np.array(value)
         if arr.dtype.kind in "US":
-            arr = arr.astype(object)
+            arr = _as_bytes(arr)
     else:
         arr = _default_array(value)
     if shape is not None:

@@ -73,10 +73,10 @@ class Tensor:
         return bool(self._value)
 
     def __float__(self):
-        return float(self._value)
+        return float(self._value.item() if np.size(self._value) == 1 else self._value)
 
     def __int__(self):
-        return int(self._value)
+        return int(self._value.item() if np.size(self._value) == 1 else self._value)
 
     def __index__(self):
         if self._value.dtype.kind not in "iu" or self._value.ndim != 0:
