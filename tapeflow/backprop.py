@@ -17,7 +17,7 @@ from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework.logging_util import warn_first_n
 from .framework.recording import TapeState, active_tapes
-from .framework.registry import lookup
+from .framework.registry import _GRADIENTS, _NO_GRADIENT, lookup
 from .framework.tensor import Tensor
 from .framework.variables import Variable
 from .ops import array_ops, math_ops
@@ -89,6 +89,20 @@ def _accumulate(grads, key, g):
     grads[key] = g if previous is None else math_ops.add(previous, g)
 
 
+def _relevant_records(records, sources):
+    """Records with an input that depends on a source, and the ids of every such tensor."""
+    depends = set(sources)
+    relevant = []
+    for rec in records:
+        for t in rec.inputs:
+            if t._id in depends:
+                relevant.append(rec)
+                for o in rec.outputs:
+                    depends.add(o._id)
+                break
+    return relevant, depends
+
+
 def backward(records, targets, target_grads, source_ids):
     """Cotangents of ``source_ids`` given cotangents ``target_grads`` of ``targets``.
 
@@ -96,19 +110,12 @@ def backward(records, targets, target_grads, source_ids):
     path from a target get None.
     """
     sources = set(source_ids)
-    # Forward sweep: which tensors depend on a source (only those need cotangents).
-    depends = set(sources)
-    relevant = []
-    for rec in records:
-        for t in rec.inputs:
-            if t._id in depends:
-                relevant.append(rec)
-                depends.update(o._id for o in rec.outputs)
-                break
+    relevant, depends = _relevant_records(records, sources)
     grads = {}
     for t, g in zip(targets, target_grads):
         if t._id in depends and _is_trainable_dtype(t):
             _accumulate(grads, t._id, g)
+    gradient_table = _GRADIENTS
     for rec in reversed(relevant):
         outputs = rec.outputs
         if len(outputs) == 1:
@@ -116,28 +123,40 @@ def backward(records, targets, target_grads, source_ids):
             g = grads.get(key) if key in sources else grads.pop(key, None)
             if g is None:
                 continue
-            out_grads = [g]
+            out_grads = (g,)
         else:
             out_grads = [grads.get(o._id) if o._id in sources else grads.pop(o._id, None) for o in outputs]
             if all(g is None for g in out_grads):
                 continue
             out_grads = _fill_missing(rec, out_grads)
-        grad_fn, batch_aware = lookup(rec.type) if rec.grad_fn is None else (rec.grad_fn, False)
-        if grad_fn is None:
-            continue
-        rec.skip_input_indices = tuple(i for i, t in enumerate(rec.inputs) if t._id not in depends)
-        if batch_aware:
-            in_grads = grad_fn(rec, *out_grads)
+        if rec.grad_fn is not None:
+            grad_fn, batch_aware = rec.grad_fn, False
         else:
-            in_grads = _call_unbatched(rec, grad_fn, out_grads)
-        if not isinstance(in_grads, (list, tuple)):
+            entry = gradient_table.get(rec.type)
+            grad_fn, batch_aware = lookup(rec.type) if entry is None or entry[0] is _NO_GRADIENT else (entry[0], entry[2])
+            if grad_fn is None:
+                continue
+        inputs = rec.inputs
+        skip = ()
+        for i, t in enumerate(inputs):
+            if t._id not in depends:
+                skip = skip + (i,)
+        rec.skip_input_indices = skip
+        in_grads = grad_fn(rec, *out_grads) if batch_aware else _call_unbatched(rec, grad_fn, out_grads)
+        if type(in_grads) is not tuple and type(in_grads) is not list:
             in_grads = (in_grads,)
-        if len(in_grads) != len(rec.inputs):
+        if len(in_grads) != len(inputs):
             raise ValueError(f"Num gradients {len(in_grads)} generated for op name: {rec.type!r} do not match "
-                             f"num inputs {len(rec.inputs)}")
-        for t, g in zip(rec.inputs, in_grads):
-            if g is not None and t._id in depends and _is_trainable_dtype(t):
-                _accumulate(grads, t._id, convert_to_tensor(g))
+                             f"num inputs {len(inputs)}")
+        for t, g in zip(inputs, in_grads):
+            if g is None:
+                continue
+            key = t._id
+            if key in depends and t._value.dtype.kind in "fc":
+                if type(g) is not Tensor:
+                    g = convert_to_tensor(g)
+                previous = grads.get(key)
+                grads[key] = g if previous is None else math_ops.add(previous, g)
     return [grads.get(s) for s in source_ids]
 
 
