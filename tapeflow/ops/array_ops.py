@@ -160,7 +160,7 @@ def squeeze(input, axis=None, name=None):
     if axis is None:
         keep = [d for d in s if d != 1]
     else:
-        axes = axes_tuple(axis, len(s))
+        axes = axes_tuple(axis, len(s), op="squeeze")
         for a in axes:
             if s[a] != 1:
                 raise InvalidArgumentError(f"squeeze: cannot squeeze axis {a} of size {s[a]} (shape {TensorShape(s)})")
@@ -210,10 +210,12 @@ def _concat_grad(op, grad):
 
 def concat(values, axis, name=None):
     values = [to_tensor(v) for v in values]
+    if not values:
+        raise ValueError("concat: values must be a non-empty list of tensors")
     if len(values) == 1:
         return identity(values[0])
     nd = values[0]._value.ndim
-    axis = normalize_axis(int(axis), nd)
+    axis = normalize_axis(int(axis), nd, op="concat")
     first = values[0]._value.shape
     for i, v in enumerate(values[1:], 1):
         s = v._value.shape
@@ -245,7 +247,7 @@ def stack(values, axis=0, name="stack"):
         if v._value.shape != s0:
             raise InvalidArgumentError(f"stack: shapes of all inputs must match: values[0].shape = "
                                        f"{TensorShape(s0)} != values[{i}].shape = {v.shape}")
-    axis = normalize_axis(int(axis), len(s0) + 1)
+    axis = normalize_axis(int(axis), len(s0) + 1, op="stack")
     return execute("Pack", tuple(values), {"axis": axis})
 
 
@@ -262,7 +264,7 @@ def _unpack_grad(op, *grads):
 
 def unstack(value, num=None, axis=0, name="unstack"):
     x = to_tensor(value)
-    axis = normalize_axis(int(axis), x._value.ndim)
+    axis = normalize_axis(int(axis), x._value.ndim, op="unstack")
     if num is not None and num != x._value.shape[axis]:
         raise InvalidArgumentError(f"unstack: num={num} but axis {axis} has size {x._value.shape[axis]}")
     return list(execute("Unpack", (x,), {"axis": axis}))
@@ -280,7 +282,7 @@ def _split_grad(op, *grads):
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
     x = to_tensor(value)
-    axis = normalize_axis(int(axis), x._value.ndim)
+    axis = normalize_axis(int(axis), x._value.ndim, op="split")
     dim = x._value.shape[axis]
     if isinstance(num_or_size_splits, int) or (is_tensor_like(num_or_size_splits) and np.ndim(num_or_size_splits) == 0):
         n = int(num_or_size_splits)
@@ -321,7 +323,11 @@ def _pad_grad(op, grad):
     if mode == "constant":
         key = (slice(None),) * nb + tuple(slice(b, b + d) for (b, _), d in zip(paddings, x_shape))
         g = _getitem_raw(grad, key)
-        cv_grad = reduction_ops.reduce_sum(grad) - reduction_ops.reduce_sum(g) if op.inputs[1]._value.dtype.kind in "fc" else None
+        cv_grad = None
+        if 1 not in op.skip_input_indices and op.inputs[1]._value.dtype.kind in "fc":
+            # The constant fills every padded position: the sum of the gradient outside the input.
+            core = list(range(nb, grad._value.ndim))
+            cv_grad = math_ops.subtract(reduction_ops.reduce_sum(grad, core), reduction_ops.reduce_sum(g, core))
         return g, cv_grad
     for axis, ((b, a), d) in enumerate(zip(paddings, x_shape)):
         if b or a:
@@ -346,9 +352,12 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 @register_op("GatherV2")
 def _gather_fwd(params, indices, axis):
     n = params.shape[axis]
-    if indices.size and (indices.min() < -n or indices.max() >= n):
-        bad = indices[(indices < -n) | (indices >= n)].ravel()[0]
-        raise InvalidArgumentError(f"gather: index {bad} is out of range for axis {axis} of size {n}")
+    if indices.size and (indices.min() < 0 or indices.max() >= n):
+        position = np.argwhere((indices < 0) | (indices >= n))[0]
+        where_ = "".join(f"[{int(i)}]" for i in position)
+        raise InvalidArgumentError(
+            f"gather: indices{where_} = {int(indices[tuple(position)])} is not in [0, {n}) "
+            f"(axis {axis} of params with shape {TensorShape(params.shape)}) [Op:GatherV2]")
     return np.take(params, indices, axis=axis)
 
 
@@ -357,9 +366,7 @@ def _gather_grad(op, grad):
     nb = batch_ndim(op, grad)
     params, indices = op.inputs
     axis = op.attrs["axis"]
-    n = params._value.shape[axis]
-    ids = Tensor(np.where(indices._value < 0, indices._value + n, indices._value))
-    return unsorted_segment_sum(grad, ids, n, axis=axis + nb), None
+    return unsorted_segment_sum(grad, indices, params._value.shape[axis], axis=axis + nb), None
 
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
@@ -369,7 +376,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
         raise InvalidArgumentError(f"gather: indices must be integers, got {indices.dtype.name}")
     if batch_dims:
         raise ValueError("gather: batch_dims other than 0 is not supported; use tf.gather on each batch element")
-    axis = normalize_axis(int(axis or 0), params._value.ndim)
+    axis = normalize_axis(int(axis or 0), params._value.ndim, op="gather")
     return execute("GatherV2", (params, indices), {"axis": axis})
 
 
@@ -481,6 +488,11 @@ def where(condition, x=None, y=None, name=None):
     x, y = math_ops.binary_args(x, y, "SelectV2")
     if cond._value.dtype != np.bool_:
         raise InvalidArgumentError(f"where: condition must be bool, got {cond.dtype.name}")
+    try:
+        np.broadcast_shapes(cond._value.shape, x._value.shape, y._value.shape)
+    except ValueError:
+        raise InvalidArgumentError(f"where: condition of shape {cond.shape}, x of shape {x.shape} and y of shape "
+                                   f"{y.shape} cannot be broadcast together [Op:SelectV2]") from None
     return execute("SelectV2", (cond, x, y))
 
 
@@ -544,8 +556,10 @@ def _strided_slice_grad_fwd(grad, shape, key):
 
 @RegisterGradient("StridedSliceGrad")
 def _strided_slice_grad_grad(op, grad):
-    nb = batch_ndim(op, grad)
-    return _getitem_raw(grad, (slice(None),) * nb + _decode_key(op.attrs["key"]))
+    # Every leading axis beyond the sliced shape (stacked axes of this op's input
+    # and of ``grad``) is kept whole.
+    lead = grad._value.ndim - len(op.attrs["shape"])
+    return _getitem_raw(grad, (slice(None),) * lead + _decode_key(op.attrs["key"]))
 
 
 def _getitem_raw(x, key):

@@ -22,8 +22,11 @@ def to_tensor(x, dtype=None):
     return convert_to_tensor(x, dtype=dtype)
 
 
-def binary_args(x, y, op_type):
-    """Converts two operands; a non-tensor operand takes the other operand's dtype."""
+def binary_args(x, y, op_type, broadcast=True):
+    """Converts two operands; a non-tensor operand takes the other operand's dtype.
+
+    With ``broadcast`` (elementwise ops) the shapes must broadcast against each other.
+    """
     if type(x) is not Tensor or type(y) is not Tensor:
         if is_tensor_like(x):
             x = to_tensor(x)
@@ -38,7 +41,18 @@ def binary_args(x, y, op_type):
         raise InvalidArgumentError(
             f"cannot compute {op_type} as input #1(zero-based) was expected to be a {dtype_word(x.dtype)} "
             f"tensor but is a {dtype_word(y.dtype)} tensor [Op:{op_type}]")
+    if broadcast:
+        sx, sy = x._value.shape, y._value.shape
+        if sx != sy and not _broadcastable(sx, sy):
+            raise InvalidArgumentError(f"Incompatible shapes: {list(sx)} vs. {list(sy)} [Op:{op_type}]")
     return x, y
+
+
+def _broadcastable(sx, sy):
+    for a, b in zip(reversed(sx), reversed(sy)):
+        if a != b and a != 1 and b != 1:
+            return False
+    return True
 
 
 def batch_ndim(op, grad, index=0):
@@ -50,21 +64,25 @@ def static_shape(t):
     return t._value.shape
 
 
-def normalize_axis(axis, ndim, what="axis"):
-    if axis < -ndim or axis >= max(ndim, 1):
-        raise InvalidArgumentError(f"{what} {axis} is out of bounds for a tensor of rank {ndim}")
+def normalize_axis(axis, ndim, what="axis", op=None):
+    """``axis`` in [-ndim, ndim) as a non-negative int."""
+    if axis < -ndim or axis >= ndim:
+        prefix = f"{op}: " if op else ""
+        valid = f"valid axes are {-ndim} to {ndim - 1}" if ndim else "a scalar has no axes"
+        raise InvalidArgumentError(f"{prefix}{what} {axis} is out of bounds for a tensor of rank {ndim} "
+                                   f"({valid})")
     return axis + ndim if axis < 0 else axis
 
 
-def axes_tuple(axis, ndim):
+def axes_tuple(axis, ndim, op=None):
     """A sorted tuple of non-negative axes; None means all axes."""
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, Tensor):
         axis = axis._value.tolist()
     if isinstance(axis, (list, tuple)):
-        return tuple(sorted({normalize_axis(int(a), ndim) for a in axis}))
-    return (normalize_axis(int(axis), ndim),)
+        return tuple(sorted({normalize_axis(int(a), ndim, op=op) for a in axis}))
+    return (normalize_axis(int(axis), ndim, op=op),)
 
 
 def int_list(value):

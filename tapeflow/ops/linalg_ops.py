@@ -64,7 +64,7 @@ def _solve_grad(op, grad):
 
 
 def solve(matrix, rhs, adjoint=False, name=None):
-    a, b = binary_args(matrix, rhs, "MatrixSolve")
+    a, b = binary_args(matrix, rhs, "MatrixSolve", broadcast=False)
     _check_square(a, "solve")
     if b._value.ndim < 2 or b._value.shape[-2] != a._value.shape[-1]:
         raise InvalidArgumentError(f"solve: rhs must have shape [..., {a._value.shape[-1]}, K] to match matrix "

@@ -272,8 +272,16 @@ def add_n(inputs, name=None):
 
 
 # -------------------------------------------------------- unary elementwise ---
-def _unary(op_type, np_fn, grad_fn):
-    """Defines a unary elementwise op whose gradient is ``grad * grad_fn(x, y)``."""
+def _check_float(x, public_name, op_type):
+    """Transcendental ops are defined on floating-point and complex tensors only, as in TensorFlow."""
+    if x._value.dtype.kind not in "fc":
+        raise InvalidArgumentError(f"{public_name}: expected a floating-point or complex tensor, got {x.dtype.name} "
+                                   f"(cast it first, e.g. tf.cast(x, tf.float32)) [Op:{op_type}]")
+    return x
+
+
+def _unary(op_type, np_fn, grad_fn, public_name, floats_only=True):
+    """Defines a unary elementwise op whose gradient is ``grad * conj(grad_fn(x, y))``."""
     def forward(x):
         with _err_state():
             return np_fn(x)
@@ -283,33 +291,45 @@ def _unary(op_type, np_fn, grad_fn):
         return multiply(grad, conj(grad_fn(op.inputs[0], op.outputs[0])))
     RegisterGradient(op_type)(gradient)
 
-    def public(x, name=None):
-        return execute(op_type, (to_tensor(x),))
-    public.__name__ = op_type.lower()
+    if floats_only:
+        def public(x, name=None):
+            return execute(op_type, (_check_float(to_tensor(x), public_name, op_type),))
+    else:
+        def public(x, name=None):
+            return execute(op_type, (to_tensor(x),))
+    public.__name__ = public_name
     return public
 
 
-negative = _unary("Neg", np.negative, lambda x, y: Tensor(np.array(-1, x._value.dtype)))
-exp = _unary("Exp", np.exp, lambda x, y: y)
-log = _unary("Log", np.log, lambda x, y: reciprocal(x))
-log1p = _unary("Log1p", np.log1p, lambda x, y: reciprocal(add(x, 1)))
-expm1 = _unary("Expm1", np.expm1, lambda x, y: exp(x))
-sin = _unary("Sin", np.sin, lambda x, y: cos(x))
-cos = _unary("Cos", np.cos, lambda x, y: negative(sin(x)))
-tan = _unary("Tan", np.tan, lambda x, y: add(square(y), 1))
-asin = _unary("Asin", np.arcsin, lambda x, y: rsqrt(subtract(1, square(x))))
-acos = _unary("Acos", np.arccos, lambda x, y: negative(rsqrt(subtract(1, square(x)))))
-atan = _unary("Atan", np.arctan, lambda x, y: reciprocal(add(square(x), 1)))
-sinh = _unary("Sinh", np.sinh, lambda x, y: cosh(x))
-cosh = _unary("Cosh", np.cosh, lambda x, y: sinh(x))
-square = _unary("Square", np.square, lambda x, y: multiply(x, 2))
-abs = _unary("Abs", np.abs, lambda x, y: sign(x))  # noqa: A001 - TensorFlow's public name
-erf = _unary("Erf", lambda x: _erf(x), lambda x, y: multiply(exp(negative(square(x))), 2 / np.sqrt(np.pi)))
+negative = _unary("Neg", np.negative, lambda x, y: Tensor(np.array(-1, x._value.dtype)), "negative", False)
+exp = _unary("Exp", np.exp, lambda x, y: y, "exp")
+log = _unary("Log", np.log, lambda x, y: reciprocal(x), "log")
+log1p = _unary("Log1p", np.log1p, lambda x, y: reciprocal(add(x, 1)), "log1p")
+expm1 = _unary("Expm1", np.expm1, lambda x, y: add(y, 1), "expm1")
+sin = _unary("Sin", np.sin, lambda x, y: cos(x), "sin")
+cos = _unary("Cos", np.cos, lambda x, y: negative(sin(x)), "cos")
+tan = _unary("Tan", np.tan, lambda x, y: add(square(y), 1), "tan")
+asin = _unary("Asin", np.arcsin, lambda x, y: rsqrt(subtract(1, square(x))), "asin")
+acos = _unary("Acos", np.arccos, lambda x, y: negative(rsqrt(subtract(1, square(x)))), "acos")
+atan = _unary("Atan", np.arctan, lambda x, y: reciprocal(add(square(x), 1)), "atan")
+sinh = _unary("Sinh", np.sinh, lambda x, y: cosh(x), "sinh")
+cosh = _unary("Cosh", np.cosh, lambda x, y: sinh(x), "cosh")
+square = _unary("Square", np.square, lambda x, y: multiply(x, 2), "square", False)
+abs = _unary("Abs", np.abs, lambda x, y: sign(x), "abs", False)  # noqa: A001 - TensorFlow's public name
+erf = _unary("Erf", lambda x: _erf(x), lambda x, y: multiply(exp(negative(square(x))), 2 / np.sqrt(np.pi)), "erf")
 
 
 def _erf(x):
     from ..kernels import activations
     return activations.apply(activations.erf, x)
+
+
+# Fused gradient ops ``XGrad(y, g)`` take the forward output ``y`` and the
+# upstream gradient ``g``. When ``g`` carries stacked cotangent axes (a jacobian
+# recorded by an outer tape) the output is broadcast against ``y``, so their own
+# gradients are summed back to each input's shape.
+def _to_shape_of(g, x, nb):
+    return sum_to(g, x._value.shape, nb)
 
 
 @register_op("Sqrt")
@@ -332,14 +352,15 @@ def _sqrt_grad_fwd(y, g):
 
 @RegisterGradient("SqrtGrad")
 def _sqrt_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     y, g = op.inputs
     ga = divide(multiply(grad, conj(op.outputs[0])), negative(conj(y)))
     gb = multiply(divide(grad, conj(y)), 0.5)
-    return ga, gb
+    return _to_shape_of(ga, y, nb), _to_shape_of(gb, g, nb)
 
 
 def sqrt(x, name=None):
-    return execute("Sqrt", (to_tensor(x),))
+    return execute("Sqrt", (_check_float(to_tensor(x), "sqrt", "Sqrt"),))
 
 
 @register_op("Rsqrt")
@@ -355,23 +376,29 @@ def _rsqrt_grad(op, grad):
 
 @register_op("RsqrtGrad")
 def _rsqrt_grad_fwd(y, g):
-    return g * (-0.5) * y * y * y
+    with _err_state():
+        return g * (-0.5) * y * y * y
 
 
 @RegisterGradient("RsqrtGrad")
 def _rsqrt_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     y, g = op.inputs
-    ga = multiply(multiply(multiply(grad, -1.5), g), square(y))
+    ga = multiply(multiply(multiply(grad, -1.5), conj(g)), conj(square(y)))
     gb = execute("RsqrtGrad", (y, grad))
-    return ga, gb
+    return _to_shape_of(ga, y, nb), _to_shape_of(gb, g, nb)
 
 
 def rsqrt(x, name=None):
-    return execute("Rsqrt", (to_tensor(x),))
+    return execute("Rsqrt", (_check_float(to_tensor(x), "rsqrt", "Rsqrt"),))
 
 
 @register_op("Reciprocal")
 def _reciprocal_fwd(x):
+    if x.dtype.kind in "iu":
+        # Integer reciprocal truncates toward zero (1/x is 0 unless |x| == 1), as in TensorFlow.
+        with _err_state():
+            return (1 / x).astype(x.dtype)
     with _err_state():
         return 1 / x
 
@@ -388,14 +415,18 @@ def _reciprocal_grad_fwd(y, g):
 
 @RegisterGradient("ReciprocalGrad")
 def _reciprocal_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     y, g = op.inputs
-    ga = multiply(multiply(grad, -2.0), multiply(g, y))
+    ga = multiply(multiply(grad, -2.0), conj(multiply(g, y)))
     gb = execute("ReciprocalGrad", (y, grad))
-    return ga, gb
+    return _to_shape_of(ga, y, nb), _to_shape_of(gb, g, nb)
 
 
 def reciprocal(x, name=None):
-    return execute("Reciprocal", (to_tensor(x),))
+    x = to_tensor(x)
+    if x._value.dtype.kind in "iu" and np.any(x._value == 0):
+        raise InvalidArgumentError("reciprocal: integer division by zero [Op:Reciprocal]")
+    return execute("Reciprocal", (x,))
 
 
 @register_op("Tanh")
@@ -421,12 +452,15 @@ def _tanh_grad_fwd(y, g):
 
 @RegisterGradient("TanhGrad")
 def _tanh_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     y, g = op.inputs
-    return multiply(multiply(grad, -2.0), multiply(g, y)), execute("TanhGrad", (y, grad))
+    ga = multiply(multiply(grad, -2.0), conj(multiply(g, y)))
+    gb = execute("TanhGrad", (y, grad))
+    return _to_shape_of(ga, y, nb), _to_shape_of(gb, g, nb)
 
 
 def tanh(x, name=None):
-    return execute("Tanh", (to_tensor(x),))
+    return execute("Tanh", (_check_float(to_tensor(x), "tanh", "Tanh"),))
 
 
 @register_op("Sign")
@@ -701,7 +735,7 @@ def _matmul_grad(op, grad):
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
-    a, b = binary_args(a, b, "MatMul")
+    a, b = binary_args(a, b, "MatMul", broadcast=False)
     if adjoint_a:
         a, transpose_a = conj(a), True
     if adjoint_b:
@@ -798,7 +832,9 @@ def _einsum_grad(op, grad):
                 known.add(c)
             seen.add(c)
             target.append(c)
-        grads.append(einsum(",".join(subs) + "->" + batch + "".join(target), *operands))
+        g = einsum(",".join(subs) + "->" + batch + "".join(target), *operands)
+        # Size-1 dimensions broadcast against another operand are summed back.
+        grads.append(sum_to(g, x._value.shape, nb))
     return grads
 
 
@@ -819,7 +855,7 @@ def einsum(equation, *inputs, **kwargs):
 
 
 def tensordot(a, b, axes, name=None):
-    a, b = binary_args(a, b, "TensorDot")
+    a, b = binary_args(a, b, "TensorDot", broadcast=False)
     na, nbd = a._value.ndim, b._value.ndim
     if isinstance(axes, int) or (is_tensor_like(axes) and np.ndim(axes) == 0):
         k = int(axes)

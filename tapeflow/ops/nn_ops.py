@@ -7,7 +7,7 @@ from ..framework.tensor import Tensor
 from ..kernels import activations as K
 from ..kernels import softmax as SK
 from . import array_ops, math_ops, random_ops, reduction_ops
-from .common import RegisterGradient, execute, no_gradient, normalize_axis, register_op, to_tensor
+from .common import RegisterGradient, batch_ndim, execute, no_gradient, normalize_axis, register_op, to_tensor
 
 
 def _is_float(a):
@@ -25,8 +25,17 @@ def _fused(kernel, numpy_fallback):
     return forward
 
 
-def _zero_grad(x):
-    return math_ops.zeros_like_(x)
+# Gradients of the fused gradient ops (ReluGrad, EluGrad, ...). Their inputs are
+# (upstream g, forward value); when g carries stacked cotangent axes (a jacobian
+# recorded by an outer tape) the op broadcasts, so each gradient is summed back
+# to its input's shape, keeping this backward pass's own stacked axes.
+def _to_input(g, x, nb):
+    return reduction_ops.sum_to(g, x._value.shape, nb)
+
+
+def _zero_grad(x, grad, nb):
+    """The zero gradient of a piecewise-linear op with respect to its forward value."""
+    return Tensor(np.zeros(grad._value.shape[:nb] + x._value.shape, grad._value.dtype))
 
 
 # ----------------------------------------------------------------- relu ---
@@ -41,7 +50,9 @@ def _relu_grad(op, grad):
 
 @RegisterGradient("ReluGrad")
 def _relu_grad_grad(op, grad):
-    return execute("ReluGrad", (grad, op.inputs[1])), _zero_grad(op.inputs[1])
+    nb = batch_ndim(op, grad)
+    g, y = op.inputs
+    return _to_input(execute("ReluGrad", (grad, y)), g, nb), _zero_grad(y, grad, nb)
 
 
 def relu(features, name=None):
@@ -59,7 +70,9 @@ def _relu6_grad(op, grad):
 
 @RegisterGradient("Relu6Grad")
 def _relu6_grad_grad(op, grad):
-    return execute("Relu6Grad", (grad, op.inputs[1])), _zero_grad(op.inputs[1])
+    nb = batch_ndim(op, grad)
+    g, x = op.inputs
+    return _to_input(execute("Relu6Grad", (grad, x)), g, nb), _zero_grad(x, grad, nb)
 
 
 def relu6(features, name=None):
@@ -77,7 +90,10 @@ def _leaky_relu_grad(op, grad):
 
 @RegisterGradient("LeakyReluGrad")
 def _leaky_relu_grad_grad(op, grad):
-    return execute("LeakyReluGrad", (grad, op.inputs[1]), {"alpha": op.attrs["alpha"]}), _zero_grad(op.inputs[1])
+    nb = batch_ndim(op, grad)
+    g, x = op.inputs
+    return (_to_input(execute("LeakyReluGrad", (grad, x), {"alpha": op.attrs["alpha"]}), g, nb),
+            _zero_grad(x, grad, nb))
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -96,10 +112,12 @@ def _elu_grad(op, grad):
 
 @RegisterGradient("EluGrad")
 def _elu_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     g, y = op.inputs
     negative = math_ops.less(y, 0)
-    return (execute("EluGrad", (grad, y)),
-            array_ops.where(negative, math_ops.multiply(grad, g), _zero_grad(y)))
+    zero = Tensor(np.zeros((), grad._value.dtype))
+    return (_to_input(execute("EluGrad", (grad, y)), g, nb),
+            _to_input(array_ops.where(negative, math_ops.multiply(grad, g), zero), y, nb))
 
 
 def elu(features, name=None):
@@ -117,10 +135,12 @@ def _selu_grad(op, grad):
 
 @RegisterGradient("SeluGrad")
 def _selu_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     g, y = op.inputs
     negative = math_ops.less(y, 0)
-    return (execute("SeluGrad", (grad, y)),
-            array_ops.where(negative, math_ops.multiply(grad, g), _zero_grad(y)))
+    zero = Tensor(np.zeros((), grad._value.dtype))
+    return (_to_input(execute("SeluGrad", (grad, y)), g, nb),
+            _to_input(array_ops.where(negative, math_ops.multiply(grad, g), zero), y, nb))
 
 
 def selu(features, name=None):
@@ -139,9 +159,11 @@ def _sigmoid_grad(op, grad):
 
 @RegisterGradient("SigmoidGrad")
 def _sigmoid_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     y, g = op.inputs
     one_minus_2y = math_ops.subtract(1, math_ops.multiply(y, 2))
-    return math_ops.multiply(math_ops.multiply(grad, g), one_minus_2y), execute("SigmoidGrad", (y, grad))
+    return (_to_input(math_ops.multiply(math_ops.multiply(grad, g), one_minus_2y), y, nb),
+            _to_input(execute("SigmoidGrad", (y, grad)), g, nb))
 
 
 def sigmoid(x, name=None):
@@ -163,10 +185,12 @@ def _softplus_grad(op, grad):
 
 @RegisterGradient("SoftplusGrad")
 def _softplus_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     g, x = op.inputs
     s = sigmoid(x)
     d2 = math_ops.multiply(s, math_ops.subtract(1, s))
-    return execute("SoftplusGrad", (grad, x)), math_ops.multiply(math_ops.multiply(grad, g), d2)
+    return (_to_input(execute("SoftplusGrad", (grad, x)), g, nb),
+            _to_input(math_ops.multiply(math_ops.multiply(grad, g), d2), x, nb))
 
 
 def softplus(features, name=None):
@@ -184,10 +208,12 @@ def _softsign_grad(op, grad):
 
 @RegisterGradient("SoftsignGrad")
 def _softsign_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     g, x = op.inputs
     d = math_ops.add(math_ops.abs(x), 1)
     d2 = math_ops.divide(math_ops.multiply(math_ops.sign(x), -2.0), math_ops.multiply(math_ops.square(d), d))
-    return execute("SoftsignGrad", (grad, x)), math_ops.multiply(math_ops.multiply(grad, g), d2)
+    return (_to_input(execute("SoftsignGrad", (grad, x)), g, nb),
+            _to_input(math_ops.multiply(math_ops.multiply(grad, g), d2), x, nb))
 
 
 def softsign(features, name=None):
@@ -212,6 +238,7 @@ def _gelu_grad(op, grad):
 
 @RegisterGradient("GeluGrad")
 def _gelu_grad_grad(op, grad):
+    nb = batch_ndim(op, grad)
     g, x = op.inputs
     M = math_ops
     if op.attrs["approximate"]:
@@ -226,7 +253,8 @@ def _gelu_grad_grad(op, grad):
     else:
         pdf = M.multiply(M.exp(M.multiply(M.square(x), -0.5)), 0.3989422804014327)
         second = M.multiply(pdf, M.subtract(2, M.square(x)))
-    return execute("GeluGrad", (grad, x), op.attrs), M.multiply(M.multiply(grad, g), second)
+    return (_to_input(execute("GeluGrad", (grad, x), op.attrs), g, nb),
+            _to_input(M.multiply(M.multiply(grad, g), second), x, nb))
 
 
 def gelu(features, approximate=False, name=None):
@@ -376,13 +404,19 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
         raise InvalidArgumentError(f"sigmoid_cross_entropy_with_logits: logits and labels must have the same shape "
                                    f"({logits.shape} vs {labels.shape})")
     M = math_ops
-    return M.add(M.subtract(relu(logits), M.multiply(logits, labels)), M.log1p(M.exp(M.negative(M.abs(logits)))))
+    # where() rather than relu/abs, so the gradient at logits == 0 is the true sigmoid(0) - labels.
+    nonneg = M.greater_equal(logits, 0)
+    zeros = M.zeros_like_(logits)
+    relu_logits = array_ops.where(nonneg, logits, zeros)
+    neg_abs_logits = array_ops.where(nonneg, M.negative(logits), logits)
+    return M.add(M.subtract(relu_logits, M.multiply(logits, labels)), M.log1p(M.exp(neg_abs_logits)))
 
 
 def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
     M = math_ops
     logits = to_tensor(logits)
-    labels = to_tensor(labels, dtype=logits.dtype)
+    labels = to_tensor(labels, dtype=logits.dtype) if not isinstance(labels, Tensor) else labels
+    pos_weight = to_tensor(pos_weight, dtype=logits.dtype) if not isinstance(pos_weight, Tensor) else pos_weight
     log_weight = M.add(M.multiply(M.subtract(pos_weight, 1), labels), 1)
     return M.add(M.multiply(M.subtract(1, labels), logits),
                  M.multiply(log_weight, M.add(M.log1p(M.exp(M.negative(M.abs(logits)))), relu(M.negative(logits)))))

@@ -35,9 +35,13 @@ def _broadcast_back(op, grad):
     return array_ops.broadcast_to(g, lead + x_shape), nb
 
 
+_PUBLIC_NAMES = {"Sum": "reduce_sum", "Mean": "reduce_mean", "Max": "reduce_max", "Min": "reduce_min",
+                 "Prod": "reduce_prod"}
+
+
 def _reduction(op_type, x, axis, keepdims):
     x = to_tensor(x)
-    axes = axes_tuple(axis, x._value.ndim)
+    axes = axes_tuple(axis, x._value.ndim, op=_PUBLIC_NAMES[op_type])
     return execute(op_type, (x,), {"axes": axes, "keepdims": bool(keepdims)})
 
 
@@ -58,7 +62,11 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
 @register_op("Mean")
 def _mean_fwd(x, axes, keepdims):
     if x.dtype.kind in "iu":
-        return (np.sum(x, axis=axes, keepdims=keepdims) // max(1, int(np.prod([x.shape[a] for a in axes])))).astype(x.dtype)
+        # Integer mean: the sum divided by the count, truncated toward zero (C integer division).
+        total = np.sum(x, axis=axes, keepdims=keepdims)
+        count = max(1, int(np.prod([x.shape[a] for a in axes])))
+        quotient = np.abs(total) // count
+        return np.where(total < 0, -quotient, quotient).astype(x.dtype)
     return np.mean(x, axis=axes, keepdims=keepdims)
 
 
@@ -151,7 +159,7 @@ def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     x = to_tensor(input_tensor)
-    axes = axes_tuple(axis, x._value.ndim)
+    axes = axes_tuple(axis, x._value.ndim, op="reduce_logsumexp")
     m = array_ops.stop_gradient(reduce_max(x, axes, keepdims=True))
     m = array_ops.where(math_ops.is_finite(m), m, math_ops.zeros_like_(m))
     out = math_ops.add(math_ops.log(reduce_sum(math_ops.exp(math_ops.subtract(x, m)), axes, keepdims=True)), m)
@@ -198,34 +206,97 @@ no_gradient("ArgMax")
 no_gradient("ArgMin")
 
 
+def _single_axis(axis, ndim, op):
+    axes = axes_tuple(axis, ndim, op=op)
+    if len(axes) != 1:
+        raise InvalidArgumentError(f"{op}: axis must be a single integer, got {axis!r}")
+    return axes[0]
+
+
 def argmax(input, axis=None, output_type=dtypes.int64, name=None):
     x = to_tensor(input)
-    axis = axes_tuple(0 if axis is None else axis, x._value.ndim)[0]
+    axis = _single_axis(0 if axis is None else axis, x._value.ndim, "argmax")
     return execute("ArgMax", (x,), {"axis": axis, "output_type": dtypes.as_dtype(output_type).name})
 
 
 def argmin(input, axis=None, output_type=dtypes.int64, name=None):
     x = to_tensor(input)
-    axis = axes_tuple(0 if axis is None else axis, x._value.ndim)[0]
+    axis = _single_axis(0 if axis is None else axis, x._value.ndim, "argmin")
     return execute("ArgMin", (x,), {"axis": axis, "output_type": dtypes.as_dtype(output_type).name})
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
-    """tf.norm: euclidean/fro (with a safe gradient at 0), 1, 2 (vectors), inf."""
+    """tf.norm: vector norms ('euclidean', 1, 2, np.inf, any p > 0) over one axis or all of them, and
+    matrix norms ('euclidean'/'fro', 1, 2, np.inf) over a pair of axes.
+
+    As in TensorFlow the euclidean norm has an infinite/NaN gradient at zero.
+    """
     x = to_tensor(tensor)
     keepdims = bool(keepdims)
-    if ord in ("euclidean", "fro", 2) and (ord != 2 or axis is None or isinstance(axis, int)):
+    nd = x._value.ndim
+    is_matrix = isinstance(axis, (list, tuple)) and len(axis) == 2
+    if isinstance(axis, (list, tuple)) and len(axis) not in (1, 2):
+        raise ValueError(f"norm: 'axis' must be None, an integer, or a tuple of 2 unique integers, got {axis!r}")
+    if ord == "fro" and not (is_matrix or axis is None):
+        raise ValueError(f"norm: ord='fro' needs a matrix: pass axis as a pair of axes, got {axis!r}")
+    if ord in ("euclidean", "fro") or (ord == 2 and not is_matrix):
         sq = math_ops.real(math_ops.multiply(x, math_ops.conj(x))) if x._value.dtype.kind == "c" else math_ops.square(x)
         return math_ops.sqrt(reduce_sum(sq, axis, keepdims=keepdims))
+    if is_matrix:
+        rows, cols = (axes_tuple(a, nd, op="norm")[0] for a in axis)
+        if rows == cols:
+            raise ValueError(f"norm: the two axes of a matrix norm must differ, got {axis!r}")
+        if ord == 1:       # largest column sum
+            out = reduce_max(reduce_sum(math_ops.abs(x), rows, keepdims=True), cols, keepdims=True)
+        elif ord in (np.inf, "inf"):   # largest row sum
+            out = reduce_max(reduce_sum(math_ops.abs(x), cols, keepdims=True), rows, keepdims=True)
+        elif ord == 2:     # largest singular value
+            out = _spectral_norm(x, rows, cols)
+        else:
+            raise ValueError(f"norm: unsupported matrix norm ord {ord!r}; use 'euclidean', 'fro', 1, 2 or np.inf")
+        if keepdims:
+            return out
+        return array_ops.reshape(out, tuple(d for i, d in enumerate(x._value.shape) if i not in (rows, cols)))
     if ord == 1:
         return reduce_sum(math_ops.abs(x), axis, keepdims=keepdims)
     if ord in (np.inf, "inf"):
         return reduce_max(math_ops.abs(x), axis, keepdims=keepdims)
-    if isinstance(ord, (int, float)) and ord > 0:
+    if isinstance(ord, (int, float)) and not isinstance(ord, bool) and ord > 0:
         p = Tensor(np.array(ord, x._value.dtype))
         return math_ops.pow(reduce_sum(math_ops.pow(math_ops.abs(x), p), axis, keepdims=keepdims),
                             math_ops.reciprocal(p))
     raise ValueError(f"norm: unsupported ord {ord!r}; use 'euclidean', 'fro', 1, 2, np.inf or a positive number")
+
+
+@register_op("SpectralNorm")
+def _spectral_norm_fwd(x):
+    """Largest singular value of each innermost matrix, shape [..., 1, 1]."""
+    return np.linalg.svd(x, compute_uv=False)[..., :1, None].astype(x.dtype)
+
+
+@RegisterGradient("SpectralNorm")
+def _spectral_norm_grad(op, grad):
+    return execute("SpectralNormGrad", (grad, op.inputs[0]))
+
+
+@register_op("SpectralNormGrad")
+def _spectral_norm_grad_fwd(grad, x):
+    """grad * u1 v1^T: d sigma_max / dX is the outer product of the top singular vectors.
+
+    No gradient is registered for this op: a second derivative through a matrix
+    2-norm raises LookupError rather than silently giving a wrong value.
+    """
+    u, _, vh = np.linalg.svd(x)
+    return grad * (u[..., :, :1] * vh[..., :1, :]).astype(x.dtype)
+
+
+def _spectral_norm(x, rows, cols):
+    """Largest singular value over axes (rows, cols), with both axes kept (size 1)."""
+    nd = x._value.ndim
+    others = [a for a in range(nd) if a not in (rows, cols)]
+    perm = others + [rows, cols]
+    s = execute("SpectralNorm", (array_ops.transpose(x, perm),))
+    return array_ops.transpose(s, np.argsort(perm).tolist())
 
 
 @register_op("Cumsum")
@@ -247,5 +318,5 @@ def _cumsum_grad(op, grad):
 
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     x = to_tensor(x)
-    axis = axes_tuple(axis, x._value.ndim)[0]
+    axis = _single_axis(axis, x._value.ndim, "cumsum")
     return execute("Cumsum", (x,), {"axis": axis, "exclusive": bool(exclusive), "reverse": bool(reverse)})
