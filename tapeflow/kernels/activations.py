@@ -78,7 +78,8 @@ def selu(x, out):
 @njit(cache=True)
 def selu_grad(g, y, out):
     for i in range(g.size):
-        out[i] = g[i] * SELU_SCALE if y[i] > 0 else g[i] * (y[i] + SELU_SCALE * SELU_ALPHA)
+        # activations < 0 use the exponential branch; y == 0 (x == 0) takes the linear slope, as TensorFlow.
+        out[i] = g[i] * (y[i] + SELU_SCALE * SELU_ALPHA) if y[i] < 0 else g[i] * SELU_SCALE
 
 
 @njit(cache=True)

@@ -428,10 +428,21 @@ def l2_loss(t, name=None):
 
 
 def moments(x, axes, shift=None, keepdims=False, name=None):
-    """Mean and (biased) variance over ``axes``, as tf.nn.moments."""
+    """Mean and (biased) variance over ``axes``, as tf.nn.moments.
+
+    TensorFlow puts a stop_gradient on the mean inside the variance: harmless for
+    first derivatives (that gradient is zero) but it makes second derivatives of
+    the variance wrong. Here the mean stays connected, so Hessians are exact.
+    float16 inputs are computed in float32 and cast back, as in TensorFlow.
+    """
     x = to_tensor(x)
+    half = x._value.dtype == np.float16
+    if half:
+        x = math_ops.cast(x, "float32")
     mean = reduction_ops.reduce_mean(x, axes, keepdims=True)
-    variance = reduction_ops.reduce_mean(math_ops.squared_difference(x, array_ops.stop_gradient(mean)), axes, keepdims=True)
+    variance = reduction_ops.reduce_mean(math_ops.squared_difference(x, mean), axes, keepdims=True)
+    if half:
+        mean, variance = math_ops.cast(mean, "float16"), math_ops.cast(variance, "float16")
     if not keepdims:
         mean, variance = array_ops.squeeze(mean, axes), array_ops.squeeze(variance, axes)
     return mean, variance
