@@ -9,6 +9,7 @@ from .framework.conversion import constant, convert_to_tensor  # noqa: F401
 from .framework.registry import NoGradient, NotDifferentiable, RegisterGradient, no_gradient  # noqa: F401
 from .framework.tensor import Tensor  # noqa: F401
 from .framework.tensor_shape import TensorShape  # noqa: F401
+from .framework.tensor_spec import TensorSpec  # noqa: F401
 from .framework.variables import Variable  # noqa: F401
 from .ops.array_ops import (boolean_mask, broadcast_static_shape, broadcast_to, concat, expand_dims, eye,  # noqa: F401
                             fill, gather, identity, identity_n, linspace, meshgrid, one_hot, ones, ones_like, pad,
@@ -26,6 +27,7 @@ from .ops.reduction_ops import (argmax, argmin, norm, reduce_all, reduce_any, re
 from .backprop import GradientTape, UnconnectedGradients  # noqa: F401
 from .custom_gradient import custom_gradient  # noqa: F401
 from .module import Module, name_scope  # noqa: F401
+from .function import function  # noqa: F401
 from . import autodiff, errors, linalg, math, nest, nn, random  # noqa: F401
 
 __version__ = "0.1.0"

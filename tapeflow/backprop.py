@@ -17,7 +17,7 @@ from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework.logging_util import warn_first_n
 from .framework.recording import TapeState, active_tapes
-from .framework.registry import _GRADIENTS, _NO_GRADIENT, lookup
+from .framework.registry import _GRADIENTS, _NO_GRADIENT, lookup, missing_gradient_error
 from .framework.tensor import Tensor
 from .framework.variables import Variable
 from .ops import array_ops, math_ops
@@ -132,8 +132,14 @@ def backward(records, targets, target_grads, source_ids):
         if rec.grad_fn is not None:
             grad_fn, batch_aware = rec.grad_fn, False
         else:
-            entry = gradient_table.get(rec.type)
-            grad_fn, batch_aware = lookup(rec.type) if entry is None or entry[0] is _NO_GRADIENT else (entry[0], entry[2])
+            op_type = rec.type
+            if op_type == "IdentityN" and "_gradient_op_type" in rec.attrs:
+                entry = gradient_table.get(rec.attrs["_gradient_op_type"])
+                if entry is None:  # a traced custom gradient that was not saved with its graph
+                    raise missing_gradient_error("IdentityN")
+            else:
+                entry = gradient_table.get(op_type)
+            grad_fn, batch_aware = lookup(op_type) if entry is None or entry[0] is _NO_GRADIENT else (entry[0], entry[2])
             if grad_fn is None:
                 continue
         inputs = rec.inputs

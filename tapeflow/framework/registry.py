@@ -48,6 +48,14 @@ NotDifferentiable = no_gradient
 NoGradient = no_gradient
 
 
+def missing_gradient_error(op_type):
+    return LookupError(
+        f"No gradient defined for operation '{op_type}' (op type: {op_type}). "
+        "In general every operation must have an associated `@tf.RegisterGradient` for correct "
+        "autodiff, which this op is lacking. If you want to pretend this operation is a constant "
+        "in your program, you may insert `tf.stop_gradient`.")
+
+
 def lookup(op_type):
     """(gradient function, batch_aware) for ``op_type``; the function is None if
     the op is registered as non-differentiable.
@@ -56,11 +64,7 @@ def lookup(op_type):
     """
     entry = _GRADIENTS.get(op_type)
     if entry is None:
-        raise LookupError(
-            f"No gradient defined for operation '{op_type}' (op type: {op_type}). "
-            "In general every operation must have an associated `@tf.RegisterGradient` for correct "
-            "autodiff, which this op is lacking. If you want to pretend this operation is a constant "
-            "in your program, you may insert `tf.stop_gradient`.")
+        raise missing_gradient_error(op_type)
     fn = entry[0]
     return (None if fn is _NO_GRADIENT else fn), entry[2]
 

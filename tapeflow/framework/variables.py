@@ -3,7 +3,7 @@ import numpy as np
 
 from . import dtypes
 from .conversion import convert_to_tensor
-from .recording import active_tapes, variable_watchers
+from .recording import active_tapes, tracing, variable_watchers
 from .tensor import Tensor, next_id, numpy_text
 from .tensor_shape import TensorShape
 
@@ -54,6 +54,8 @@ class Variable:
     def _as_tensor(self):
         if active_tapes or variable_watchers:
             self._notify_access()
+        if tracing[0] is not None:
+            return tracing[0].read_variable(self)
         return self._read_tensor
 
     def value(self):
@@ -85,13 +87,24 @@ class Variable:
             self._notify_access()
         return _UnreadVariable(self)
 
+    def _traced_assign(self, value, mode):
+        """Inside tf.function tracing, an assignment becomes a graph node (no effect now)."""
+        tracing[0].assign_variable(self, value, mode)
+        return _UnreadVariable(self)
+
     def assign(self, value, use_locking=None, name=None, read_value=True):
+        if tracing[0] is not None:
+            return self._traced_assign(value, "assign")
         return self._store(self._new_value(value, "assign to"))
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        if tracing[0] is not None:
+            return self._traced_assign(delta, "add")
         return self._store(self._value + self._new_value(delta, "add to"))
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        if tracing[0] is not None:
+            return self._traced_assign(delta, "sub")
         return self._store(self._value - self._new_value(delta, "subtract from"))
 
     def _write_inplace(self):

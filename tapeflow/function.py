@@ -1,0 +1,594 @@
+"""tf.function: traces a Python function into a graph of ops and replays it.
+
+Tracing runs the Python function once per input signature on *symbolic*
+tensors (GraphTensor). A symbolic tensor carries a placeholder value so every
+op's forward really runs (shapes and dtypes come out right), and each op is
+recorded as a node: op type, attributes, and which earlier tensors feed it.
+Variables read are captured by reference; other outside tensors become
+constants. Python control flow is unrolled at trace time (there is no
+autograph), so using a symbolic tensor as a Python bool is an error.
+
+Calling the function replays the nodes one by one through the normal op
+dispatch (``execute``), so an active tape records the replay and gradients
+flow with no special case.
+
+With an input_signature that leaves dimensions unknown, the function is traced
+twice with different placeholder sizes: if both traces agree the graph is
+shape-polymorphic and serves every shape; otherwise graphs are specialised to
+the concrete shapes they are called with.
+"""
+import functools
+import itertools
+import uuid
+import weakref
+
+import numpy as np
+
+from .framework import dtypes, nest
+from .framework.conversion import convert_to_tensor
+from .framework.recording import (active_accumulators, active_tapes, execute, forward_of, record,
+                                  tracing, variable_watchers)
+from .framework.registry import _GRADIENTS, RegisterGradient
+from .framework.tensor import Tensor, next_id
+from .framework.tensor_shape import TensorShape
+from .framework.tensor_spec import TensorSpec
+from .framework.variables import Variable
+
+VARIABLE_READ = "__VariableRead__"
+VARIABLE_ASSIGN = "__VariableAssign__"
+
+
+class GraphTensor(Tensor):
+    """A symbolic tensor inside a graph being traced (with a placeholder value)."""
+    __slots__ = ("_graph", "_static_shape")
+
+    def __init__(self, value, graph, static_shape=None, tensor_id=None):
+        self._value = np.asarray(value) if not isinstance(value, (np.ndarray, np.generic)) else value
+        self._id = next_id() if tensor_id is None else tensor_id
+        self._graph = graph
+        self._static_shape = static_shape
+
+    @property
+    def shape(self):
+        return self._static_shape if self._static_shape is not None else TensorShape(self._value.shape)
+
+    @property
+    def graph(self):
+        return self._graph
+
+    def _symbolic_error(self, what):
+        return TypeError(
+            f"{what} is not allowed for a symbolic tf.Tensor inside a tf.function: tapeflow traces Python "
+            "control flow once (there is no autograph). Use tensor ops such as tf.where, or call the "
+            "function eagerly.")
+
+    def __bool__(self):
+        raise self._symbolic_error("Using it as a Python bool")
+
+    def __float__(self):
+        raise self._symbolic_error("Converting it to a Python float")
+
+    def __int__(self):
+        raise self._symbolic_error("Converting it to a Python int")
+
+    def __index__(self):
+        raise self._symbolic_error("Using it as an index")
+
+    def numpy(self):
+        raise self._symbolic_error("Calling .numpy()")
+
+    def __repr__(self):
+        return f"<tf.Tensor '{self._graph.name}/{self._id}' shape={self.shape} dtype={self.dtype.name}>"
+
+    def __str__(self):
+        return f'Tensor("{self._graph.name}/{self._id}", shape={self.shape}, dtype={self.dtype.name})'
+
+
+class OutputLeaf:
+    """A leaf of a traced function's output structure: a tensor reference or a Python value."""
+    __slots__ = ("ref", "python")
+
+    def __init__(self, ref=None, python=None):
+        self.ref = ref
+        self.python = python
+
+
+class FuncGraph:
+    """The recorded nodes of one trace.
+
+    A reference to a tensor is one of ``("in", i)`` (input i), ``("const", i)``,
+    ``("capture", i)`` (a tensor of an enclosing graph; gradient graphs only) or
+    ``("node", k, j)`` (output j of node k). Nodes are ``[op_type, refs, attrs, n_out]``.
+    """
+
+    def __init__(self, name, parent=None):
+        self.name = name
+        self.parent = parent
+        self.nodes = []
+        self.inputs = []
+        self.input_specs = []
+        self.constants = []
+        self.variables = []
+        self.captures = []
+        self.outputs = None
+        self.custom_gradients = {}
+        self._refs = {}
+        self._alive = []
+
+    # -- references --------------------------------------------------------
+    def _register(self, tensor, ref):
+        self._refs[id(tensor)] = ref
+        self._alive.append(tensor)
+
+    def ref(self, tensor):
+        ref = self._refs.get(id(tensor))
+        if ref is not None:
+            return ref
+        if isinstance(tensor, GraphTensor) and tensor._graph is not self:
+            if not self._is_ancestor(tensor._graph):
+                raise ValueError(f"{tensor} belongs to another tf.function graph ({tensor._graph.name}); "
+                                 "pass it to this function as an argument instead.")
+            ref = ("capture", len(self.captures))
+            self.captures.append(tensor)
+        else:
+            ref = ("const", len(self.constants))
+            self.constants.append(np.array(tensor._value))
+        self._register(tensor, ref)
+        return ref
+
+    def _is_ancestor(self, graph):
+        parent = self.parent
+        while parent is not None:
+            if parent is graph:
+                return True
+            parent = parent.parent
+        return False
+
+    def variable_index(self, var):
+        for i, v in enumerate(self.variables):
+            if v is var:
+                return i
+        self.variables.append(var)
+        return len(self.variables) - 1
+
+    # -- building ------------------------------------------------------------
+    def placeholder(self, spec, value):
+        t = GraphTensor(value, self, static_shape=spec.shape)
+        self._register(t, ("in", len(self.inputs)))
+        self.inputs.append(t)
+        self.input_specs.append(spec)
+        return t
+
+    def _emit(self, op_type, inputs, attrs, results):
+        k = len(self.nodes)
+        refs = [self.ref(t) for t in inputs]
+        outputs = tuple(GraphTensor(r, self) for r in results)
+        for j, o in enumerate(outputs):
+            self._register(o, ("node", k, j))
+        self.nodes.append([op_type, refs, dict(attrs), len(outputs)])
+        return outputs
+
+    def add_op(self, op_type, inputs, attrs):
+        """Runs the op on placeholder values and records it (called by ``execute`` while tracing)."""
+        forward, num_outputs = forward_of(op_type)
+        result = forward(*[t._value for t in inputs], **attrs)
+        results = (result,) if num_outputs == 1 else tuple(result)
+        outputs = self._emit(op_type, inputs, attrs, results)
+        if active_tapes or active_accumulators:
+            record(op_type, tuple(inputs), outputs, attrs or None)
+        return outputs[0] if num_outputs == 1 else outputs
+
+    def read_variable(self, var):
+        index = self.variable_index(var)
+        t = GraphTensor(var._value, self, tensor_id=var._id)
+        k = len(self.nodes)
+        self._register(t, ("node", k, 0))
+        self.nodes.append([VARIABLE_READ, [], {"variable": index}, 1])
+        return t
+
+    def assign_variable(self, var, value, mode):
+        value = convert_to_tensor(value, dtype=var.dtype)
+        if tuple(value.shape) != tuple(var.shape):
+            raise ValueError(f"Cannot assign to variable '{var.name}': shape mismatch, {value.shape} vs {var.shape}")
+        self.nodes.append([VARIABLE_ASSIGN, [self.ref(value)], {"variable": self.variable_index(var), "mode": mode}, 0])
+
+    def set_outputs(self, structure):
+        def to_ref(leaf):
+            if isinstance(leaf, Variable):
+                leaf = leaf._as_tensor()
+            if isinstance(leaf, Tensor):
+                return OutputLeaf(ref=self.ref(leaf))
+            if leaf is None or isinstance(leaf, (bool, int, float, str)):
+                return OutputLeaf(python=leaf)
+            raise TypeError(f"tf.function can only return tensors, variables, Python scalars, strings and None "
+                            f"(in lists, tuples and dicts), got {type(leaf).__name__}")
+        self.outputs = nest.map_structure(to_ref, structure)
+
+    # -- comparing traces ------------------------------------------------------
+    def signature_of_nodes(self):
+        """What two traces must share to be the same graph: nodes, attributes and constants."""
+        def comparable(attrs):
+            items = []
+            for key, value in sorted(attrs.items(), key=lambda kv: kv[0]):
+                if key == "_gradient_op_type":  # a unique name per trace: compare the gradient graph instead
+                    value = self.custom_gradients[value]["graph"].signature_of_nodes()
+                items.append((key, value))
+            return items
+        nodes = [(op, [tuple(r) for r in refs], comparable(attrs), n) for op, refs, attrs, n in self.nodes]
+        constants = [(c.dtype.str, c.shape, c.tobytes()) for c in self.constants]
+        return nodes, constants
+
+
+class _Trace:
+    """Installs a graph as the tracing target; tapes active outside the function are hidden."""
+
+    def __init__(self, graph):
+        self.graph = graph
+
+    def __enter__(self):
+        self._previous = tracing[0]
+        self._tapes = active_tapes[:]
+        self._accumulators = active_accumulators[:]
+        self._watchers = variable_watchers[:]
+        active_tapes.clear()
+        active_accumulators.clear()
+        variable_watchers.clear()
+        tracing[0] = self.graph
+        return self.graph
+
+    def __exit__(self, *exc):
+        tracing[0] = self._previous
+        active_tapes[:] = self._tapes
+        active_accumulators[:] = self._accumulators
+        variable_watchers[:] = self._watchers
+
+
+# ------------------------------------------------------------------ replay ---
+class ConcreteFunction:
+    """One traced graph, callable with tensors; replays through the normal op dispatch."""
+
+    def __init__(self, graph, polymorphic=True, name=None):
+        self.graph = graph
+        self.polymorphic = polymorphic
+        self.name = name or graph.name
+        self._compile()
+
+    def _compile(self):
+        g = self.graph
+        self._constants = [Tensor(c) for c in g.constants]
+        plan = []
+        node_slot = []
+        slot = 0
+        for op_type, refs, attrs, n_out in g.nodes:
+            node_slot.append(slot)
+            plan.append((op_type, tuple(refs), attrs, n_out))
+            slot += n_out
+        self._node_slot = node_slot
+        self._plan = [(op, tuple(self._slot(r) for r in refs), attrs, n_out, node_slot[k])
+                      for k, (op, refs, attrs, n_out) in enumerate(plan)]
+        self._n_slots = slot
+        self._output_slots = None if g.outputs is None else nest.map_structure(
+            lambda leaf: OutputLeaf(ref=self._slot(leaf.ref)) if leaf.ref is not None else leaf, g.outputs)
+
+    def _slot(self, ref):
+        kind = ref[0]
+        if kind == "node":
+            return ("s", self._node_slot[ref[1]] + ref[2])
+        if kind == "in":
+            return ("i", ref[1])
+        if kind == "const":
+            return ("c", ref[1])
+        return ("x", ref[1])
+
+    @property
+    def structured_input_signature(self):
+        return tuple(self.graph.input_specs)
+
+    @property
+    def inputs(self):
+        return list(self.graph.inputs)
+
+    @property
+    def variables(self):
+        return tuple(self.graph.variables)
+
+    @property
+    def trainable_variables(self):
+        return tuple(v for v in self.graph.variables if v.trainable)
+
+    def _check_inputs(self, tensors):
+        specs = self.graph.input_specs
+        if len(tensors) != len(specs):
+            raise TypeError(f"{self.name}: expected {len(specs)} tensor arguments, got {len(tensors)}")
+        out = []
+        for i, (t, spec) in enumerate(zip(tensors, specs)):
+            t = t._as_tensor() if isinstance(t, Variable) else convert_to_tensor(t, dtype=spec.dtype)
+            if t.dtype != spec.dtype:
+                raise TypeError(f"{self.name}: argument {i} has dtype {t.dtype.name}, expected {spec.dtype.name}")
+            shape = self.graph.inputs[i]._value.shape
+            if not spec.shape.is_compatible_with(t.shape) or (not self.polymorphic and tuple(t.shape) != shape):
+                expected = spec.shape if self.polymorphic else TensorShape(shape)
+                raise ValueError(f"{self.name}: argument {i} has shape {t.shape}, which is not compatible with "
+                                 f"the traced shape {expected}")
+            out.append(t)
+        return out
+
+    def __call__(self, *args):
+        return self.call_flat(self._check_inputs(nest.flatten(list(args))))
+
+    def call_flat(self, inputs, captures=()):
+        """Replays the nodes on ``inputs`` (while tracing another function, this inlines them)."""
+        values = [None] * self._n_slots
+        constants = self._constants
+        variables = self.graph.variables
+
+        def get(s):
+            kind, i = s
+            if kind == "s":
+                return values[i]
+            if kind == "i":
+                return inputs[i]
+            if kind == "c":
+                return constants[i]
+            return captures[i]
+
+        for op_type, slots, attrs, n_out, out in self._plan:
+            if op_type == VARIABLE_READ:
+                values[out] = variables[attrs["variable"]]._as_tensor()
+                continue
+            args = tuple(get(s) for s in slots)
+            if op_type == VARIABLE_ASSIGN:
+                var = variables[attrs["variable"]]
+                getattr(var, {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}[attrs["mode"]])(args[0])
+                continue
+            result = execute(op_type, args, attrs or None)
+            if n_out == 1:
+                values[out] = result
+            else:
+                values[out:out + n_out] = list(result)
+        if self._output_slots is None:
+            return None
+        return nest.map_structure(lambda leaf: get(leaf.ref) if leaf.ref is not None else leaf.python,
+                                  self._output_slots)
+
+
+# ------------------------------------------------------------- tracing ---
+def _leaf_key(leaf):
+    if isinstance(leaf, Variable):
+        return ("variable", leaf._id)
+    if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
+        t = convert_to_tensor(leaf)
+        return ("tensor", tuple(t._value.shape), t.dtype.name)
+    try:
+        hash(leaf)
+    except TypeError:
+        raise TypeError(f"tf.function arguments must be tensors or hashable Python values, got "
+                        f"{type(leaf).__name__}") from None
+    return ("python", type(leaf).__name__, leaf)
+
+
+def _trace(python_function, name, args, kwargs, specs, dummy_values):
+    """Traces ``python_function``; tensor leaves of args become placeholders (in flatten order)."""
+    graph = FuncGraph(name)
+    with _Trace(graph):
+        placeholders = iter([graph.placeholder(s, v) for s, v in zip(specs, dummy_values)])
+
+        def substitute(leaf):
+            if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
+                return next(placeholders)
+            return leaf
+        call_args = nest.map_structure(substitute, list(args))
+        call_kwargs = nest.map_structure(substitute, dict(kwargs))
+        result = python_function(*call_args, **call_kwargs)
+        graph.set_outputs(result)
+    return graph
+
+
+class Function:
+    """A Python function that runs as traced graphs (``tf.function``)."""
+
+    def __init__(self, python_function, input_signature=None, name=None, **options):
+        self._python_function = python_function
+        self._input_signature = None if input_signature is None else list(nest.flatten(input_signature))
+        self._name = name or getattr(python_function, "__name__", "function")
+        self._options = options
+        self._cache = {}
+        self._tracing_count = 0
+        self._bound = weakref.WeakKeyDictionary()
+        functools.update_wrapper(self, python_function)
+
+    @property
+    def python_function(self):
+        return self._python_function
+
+    @property
+    def input_signature(self):
+        return None if self._input_signature is None else tuple(self._input_signature)
+
+    def experimental_get_tracing_count(self):
+        return self._tracing_count
+
+    def __get__(self, instance, owner):
+        if instance is None:
+            return self
+        bound = self._bound.get(instance)
+        if bound is None:
+            bound = Function(functools.partial(self._python_function, instance), self._input_signature,
+                             name=self._name, **self._options)
+            bound._instance = weakref.ref(instance)
+            self._bound[instance] = bound
+        return bound
+
+    # -- signatures ------------------------------------------------------------
+    def _canonical(self, args, kwargs):
+        if self._input_signature is not None:
+            if kwargs:
+                raise TypeError(f"{self._name}: keyword arguments are not supported with an input_signature")
+            flat = nest.flatten(list(args))
+            if len(flat) != len(self._input_signature):
+                raise TypeError(f"{self._name}: the input_signature has {len(self._input_signature)} tensors, "
+                                f"but {len(flat)} were given")
+            tensors = []
+            for i, (leaf, spec) in enumerate(zip(flat, self._input_signature)):
+                t = leaf._as_tensor() if isinstance(leaf, Variable) else convert_to_tensor(leaf, dtype=spec.dtype)
+                if t.dtype != spec.dtype or not spec.shape.is_compatible_with(t.shape):
+                    raise TypeError(f"Binding inputs to tf.function {self._name!r} failed: argument {i} "
+                                    f"{TensorSpec.from_tensor(t)} does not match {spec}")
+                tensors.append(t)
+            return ("signature",), tensors, [nest.pack_sequence_as(list(args), tensors), {}]
+        flat_args = nest.flatten([list(args), kwargs])
+        key = (tuple(_leaf_key(leaf) for leaf in flat_args),
+               repr(nest.map_structure(lambda _: 0, [list(args), kwargs])))
+        tensors = [convert_to_tensor(leaf) for leaf in flat_args
+                   if isinstance(leaf, (Tensor, np.ndarray, np.generic)) and not isinstance(leaf, Variable)]
+        return key, tensors, [list(args), kwargs]
+
+    def _concrete_for(self, key, tensors, structured, concrete_shapes=True):
+        args, kwargs = structured
+        entry = self._cache.get(key)
+        if entry is not None:
+            if entry.polymorphic:
+                return entry
+            specialised = entry.specialised.get(tuple(tuple(t.shape) for t in tensors))
+            if specialised is not None:
+                return specialised
+        if self._input_signature is None:
+            specs = [TensorSpec.from_tensor(t) for t in tensors]
+            graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors])
+            self._tracing_count += 1
+            entry = ConcreteFunction(graph, polymorphic=True, name=self._name)
+            self._cache[key] = entry
+            return entry
+        if entry is None:
+            entry = self._trace_signature(args)
+            self._cache[key] = entry
+            if entry.polymorphic or not concrete_shapes:
+                return entry
+        concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
+        graph = _trace(self._python_function, self._name, args, {}, concrete, [t._value for t in tensors])
+        self._tracing_count += 1
+        specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
+        entry.specialised[tuple(tuple(t.shape) for t in tensors)] = specialised
+        return specialised
+
+    def _trace_signature(self, args):
+        """Traces the input_signature; checks whether the graph is shape-polymorphic."""
+        specs = self._input_signature
+        unknown = any(s.shape.rank is None or None in s.shape.dims for s in specs)
+        graph = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs])
+        self._tracing_count += 1
+        polymorphic = True
+        if unknown:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
+            other = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs])
+            polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
+        entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
+        entry.specialised = {}
+        return entry
+
+    # -- calling -------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if tracing[0] is not None:
+            return self._python_function(*args, **kwargs)  # nested tf.function: trace inline
+        key, tensors, structured = self._canonical(args, kwargs)
+        concrete = self._concrete_for(key, tensors, structured)
+        return concrete.call_flat(tensors)
+
+    def get_concrete_function(self, *args, **kwargs):
+        if not args and not kwargs and self._input_signature is not None:
+            args = tuple(self._input_signature)
+        if all(isinstance(a, TensorSpec) for a in nest.flatten([list(args), kwargs])) and (args or kwargs):
+            specs = nest.flatten([list(args), kwargs])
+            if self._input_signature is not None:
+                entry = self._cache.get(("signature",))
+                if entry is None:
+                    entry = self._trace_signature(list(args))
+                    self._cache[("signature",)] = entry
+                return entry
+            graph = _trace(self._python_function, self._name, list(args), kwargs, specs,
+                           [s.dummy_value() for s in specs])
+            self._tracing_count += 1
+            return ConcreteFunction(graph, polymorphic=True, name=self._name)
+        key, tensors, structured = self._canonical(args, kwargs)
+        return self._concrete_for(key, tensors, structured, concrete_shapes=False)
+
+    def concrete_functions(self):
+        return list(self._cache.values())
+
+    def __repr__(self):
+        return f"<tapeflow.function.Function {self._name}>"
+
+
+def _sized_dummy(spec, size):
+    shape = () if spec.shape.rank is None else tuple(size if d is None else d for d in spec.shape)
+    fill = 1 if spec.dtype.is_floating or spec.dtype.is_complex else 0
+    return np.full(shape, fill, dtype=spec.dtype._np)
+
+
+def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
+             experimental_relax_shapes=None, name=None, **kwargs):
+    """Decorator/function turning ``func`` into a traced ``Function`` (``tf.function``)."""
+    if func is None:
+        return lambda f: Function(f, input_signature=input_signature, name=name)
+    return Function(func, input_signature=input_signature, name=name)
+
+
+# ------------------------------------------------------ custom gradients ---
+_custom_gradient_ids = itertools.count(1)
+
+
+def traced_custom_gradient_call(f, args, kwargs):
+    """custom_gradient while tracing: outputs pass through an IdentityN node whose
+    ``_gradient_op_type`` names a gradient registered for this call. The gradient
+    function is itself traced into a graph, so SavedModel can store it."""
+    from .custom_gradient import _accepts_variables, _run_body
+    if kwargs:
+        raise ValueError("The custom_gradient decorator currently supports keywords arguments only when eager "
+                         "execution is enabled.")
+    graph = tracing[0]
+    inputs = [a._as_tensor() if isinstance(a, Variable) else convert_to_tensor(a) for a in args]
+    outputs, grad_fn, variables = _run_body(f, [a if isinstance(a, Variable) else t for a, t in zip(args, inputs)], {})
+    variables = [v for v in variables if not any(v is a for a in args)]
+    if variables and not _accepts_variables(grad_fn):
+        raise TypeError("@tf.custom_gradient grad_fn must accept keyword argument 'variables', since function uses "
+                        f"variables: {variables}")
+    flat_outputs = [convert_to_tensor(o) for o in nest.flatten(outputs)]
+    var_reads = [v._as_tensor() for v in variables]
+    gradient_graph = _trace_gradient_function(graph, grad_fn, flat_outputs, len(inputs), variables)
+    captured = list(gradient_graph.captures)
+    identity_inputs = flat_outputs + inputs + var_reads + captured
+    op_name = f"CustomGradient-{uuid.uuid4().hex}"
+    register_custom_gradient(op_name, ConcreteFunction(gradient_graph, name=op_name),
+                             len(flat_outputs), len(inputs) + len(var_reads), len(captured))
+    graph.custom_gradients[op_name] = {"graph": gradient_graph, "n_outputs": len(flat_outputs),
+                                       "n_differentiable": len(inputs) + len(var_reads),
+                                       "n_captures": len(captured)}
+    results = execute("IdentityN", tuple(identity_inputs), {"_gradient_op_type": op_name})
+    return nest.pack_sequence_as(outputs, list(results[:len(flat_outputs)]))
+
+
+def _trace_gradient_function(parent, grad_fn, outputs, n_inputs, variables):
+    """Traces ``grad_fn(*upstream[, variables=])`` into a child graph of ``parent``."""
+    from .custom_gradient import make_gradient_function
+    graph = FuncGraph(parent.name + "_grad", parent=parent)
+    wrapped = make_gradient_function(grad_fn, n_inputs, variables)
+    saved = tracing[0]
+    tracing[0] = graph
+    try:
+        upstream = [graph.placeholder(TensorSpec.from_tensor(o), np.zeros_like(o._value)) for o in outputs]
+        grads = wrapped(None, *upstream)
+        graph.set_outputs([g if g is not None else None for g in grads])
+    finally:
+        tracing[0] = saved
+    return graph
+
+
+def register_custom_gradient(op_name, gradient_function, n_outputs, n_differentiable, n_captures):
+    """Registers the gradient of an IdentityN custom-gradient node: it replays ``gradient_function``."""
+    if op_name in _GRADIENTS:
+        return
+
+    def gradient(op, *upstream):
+        captures = list(op.inputs[n_outputs + n_differentiable:])
+        grads = gradient_function.call_flat(list(upstream[:n_outputs]), captures)
+        return [None] * n_outputs + list(grads) + [None] * n_captures
+    RegisterGradient(op_name)(gradient)
