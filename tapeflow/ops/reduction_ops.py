@@ -45,9 +45,14 @@ def _reduction(op_type, x, axis, keepdims):
     return execute(op_type, (x,), {"axes": axes, "keepdims": bool(keepdims)})
 
 
+def _same_int_dtype(x):
+    """numpy widens int32 sums and products to int64; TensorFlow keeps the input's dtype."""
+    return x.dtype if x.dtype.kind in "iu" else None
+
+
 @register_op("Sum")
 def _sum_fwd(x, axes, keepdims):
-    return np.sum(x, axis=axes, keepdims=keepdims)
+    return np.sum(x, axis=axes, keepdims=keepdims, dtype=_same_int_dtype(x))
 
 
 @RegisterGradient("Sum")
@@ -123,7 +128,7 @@ def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
 
 @register_op("Prod")
 def _prod_fwd(x, axes, keepdims):
-    return np.prod(x, axis=axes, keepdims=keepdims)
+    return np.prod(x, axis=axes, keepdims=keepdims, dtype=_same_int_dtype(x))
 
 
 @RegisterGradient("Prod")
@@ -303,7 +308,7 @@ def _spectral_norm(x, rows, cols):
 def _cumsum_fwd(x, axis, exclusive, reverse):
     if reverse:
         x = np.flip(x, axis)
-    out = np.cumsum(x, axis=axis)
+    out = np.cumsum(x, axis=axis, dtype=_same_int_dtype(x))
     if exclusive:
         out = np.concatenate([np.zeros_like(np.take(out, [0], axis=axis)), np.delete(out, -1, axis=axis)], axis=axis)
     return np.flip(out, axis) if reverse else out
