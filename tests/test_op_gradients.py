@@ -210,6 +210,8 @@ case("pad_reflect_3d", lambda x: tf.pad(x, [[0, 0], [1, 1], [1, 0]], mode="refle
 case("gather", lambda x: tf.gather(x, [2, 0, 2, 1]), r(3, 2))
 case("gather_axis1", lambda x: tf.gather(x, [[1, 1], [0, 2]], axis=1), r(2, 3))
 case("gather_scalar_index", lambda x: tf.gather(x, 1), r(3, 2))
+case("gather_batch_dims", lambda x: tf.gather(x, [[0, 2], [1, 1]], batch_dims=1), r(2, 3))
+case("gather_batch_dims_axis2", lambda x: tf.gather(x, [[0, 1, 1], [1, 0, 0]], axis=2, batch_dims=1), r(2, 3, 2, 2))
 case("gather_nd_list_key", lambda x: x[[0, 2, 0]], r(3, 2))
 case("boolean_mask", lambda x: tf.boolean_mask(x, [True, False, True]), r(3, 2))
 case("squeeze_all", tf.squeeze, r(1, 3, 1))

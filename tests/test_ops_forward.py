@@ -33,7 +33,7 @@ def np_log_softmax(x, axis=-1):
 
 
 def np_sigmoid(x):
-    return 1 / (1 + np.exp(-x))
+    return 0.5 * (1 + np.tanh(x / 2))
 
 
 def np_gelu_tanh(x):
@@ -220,6 +220,22 @@ def test_one_hot_and_where():
     np.testing.assert_array_equal(tf.where(tf.constant([[True, False], [False, True]])).numpy(), [[0, 0], [1, 1]])
 
 
+def test_gather_batch_dims_values():
+    params = rng.uniform(-1, 1, (2, 3, 4, 5))
+    idx = np.array([[[0, 3], [1, 1]], [[2, 2], [3, 0]]])
+    for axis in (1, 2, 3):
+        got = tf.gather(tf.constant(params), tf.constant(np.minimum(idx, params.shape[axis] - 1)), axis=axis,
+                        batch_dims=1)
+        ids = np.minimum(idx, params.shape[axis] - 1)
+        expected = np.stack([np.take(params[i], ids[i], axis=axis - 1) for i in range(2)])
+        assert got.shape == expected.shape
+        np.testing.assert_array_equal(got.numpy(), expected)
+    two = tf.gather(tf.constant(params[:, :, :2]), tf.constant(rng.integers(0, 2, (2, 3, 2))), batch_dims=2)
+    assert two.shape == (2, 3, 2, 5)
+    with pytest.raises(InvalidArgumentError, match=r"gather: indices\[1\]\[0\] = 3 is not in \[0, 3\)"):
+        tf.gather(tf.ones([2, 3]), [[0, 1], [3, 0]], batch_dims=1)
+
+
 def test_unstack_split_values():
     x = np.arange(12.0).reshape(3, 4)
     parts = tf.unstack(tf.constant(x), axis=1)
@@ -357,6 +373,13 @@ def test_shape_errors_name_the_problem():
         tf.pad(x, [[1, 1]])
     with pytest.raises(ValueError, match="pad: unknown mode 'WRAP'"):
         tf.pad(x, [[1, 1], [0, 0]], mode="WRAP")
+    with pytest.raises(InvalidArgumentError, match=r"pad: REFLECT paddings of axis 1 must be less than the dimension size 3"):
+        tf.pad(x, [[1, 1], [0, 3]], mode="REFLECT")
+    with pytest.raises(InvalidArgumentError, match=r"pad: SYMMETRIC paddings of axis 0 must be at most"):
+        tf.pad(x, [[3, 0], [0, 0]], mode="SYMMETRIC")
+    tf.pad(x, [[2, 2], [3, 3]], mode="SYMMETRIC")  # edge sizes are allowed
+    with pytest.raises(InvalidArgumentError, match=r"unsorted_segment_sum: segment id 4 is out of range \[0, 2\)"):
+        tf.math.unsorted_segment_sum(x, tf.constant([0, 4]), 2)
     with pytest.raises(InvalidArgumentError, match="unstack: num=3 but axis 0 has size 2"):
         tf.unstack(x, num=3)
     with pytest.raises(InvalidArgumentError, match="slice index out of bounds"):

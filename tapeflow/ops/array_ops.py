@@ -345,6 +345,16 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     mode = mode.lower()
     if mode not in ("constant", "reflect", "symmetric"):
         raise ValueError(f"pad: unknown mode {mode.upper()!r}; use 'CONSTANT', 'REFLECT' or 'SYMMETRIC'")
+    if (pads < 0).any():
+        raise InvalidArgumentError(f"pad: paddings must be non-negative, got {pads.tolist()}")
+    if mode != "constant":
+        # REFLECT leaves out the edge value, SYMMETRIC repeats it: at most size-1 / size values per side.
+        limit = 1 if mode == "reflect" else 0
+        for axis, ((before, after), size) in enumerate(zip(pads.tolist(), x._value.shape)):
+            if max(before, after) > size - limit:
+                raise InvalidArgumentError(
+                    f"pad: {mode.upper()} paddings of axis {axis} must be {'less than' if limit else 'at most'} "
+                    f"the dimension size {size}, got [{before}, {after}]")
     cv = convert_to_tensor(constant_values, dtype=x.dtype)
     return execute("PadV2", (x, cv), {"paddings": tuple(tuple(int(v) for v in p) for p in pads), "mode": mode})
 
@@ -375,10 +385,47 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     indices = to_tensor(indices)
     if indices._value.dtype.kind not in "iu":
         raise InvalidArgumentError(f"gather: indices must be integers, got {indices.dtype.name}")
+    batch_dims = int(batch_dims)
+    if batch_dims < 0:
+        batch_dims += indices._value.ndim
+    axis = normalize_axis(int(batch_dims if axis is None else axis), params._value.ndim, op="gather")
     if batch_dims:
-        raise ValueError("gather: batch_dims other than 0 is not supported; use tf.gather on each batch element")
-    axis = normalize_axis(int(axis or 0), params._value.ndim, op="gather")
+        return _batched_gather(params, indices, axis, batch_dims)
     return execute("GatherV2", (params, indices), {"axis": axis})
+
+
+def _batched_gather(params, indices, axis, b):
+    """gather with ``batch_dims=b``: one gather on the flattened batch with per-example offsets.
+
+    The result has shape params.shape[:axis] + indices.shape[b:] + params.shape[axis + 1:].
+    """
+    ps, ids = params._value.shape, indices._value
+    if b > indices._value.ndim or b > axis:
+        raise InvalidArgumentError(f"gather: batch_dims={b} must be <= rank(indices)={ids.ndim} and <= axis={axis}")
+    if ps[:b] != ids.shape[:b]:
+        raise InvalidArgumentError(f"gather: the first batch_dims={b} dimensions of params {TensorShape(ps)} and "
+                                   f"indices {TensorShape(ids.shape)} must be equal")
+    n = ps[axis]
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        position = np.argwhere((ids < 0) | (ids >= n))[0]
+        raise InvalidArgumentError(f"gather: indices{''.join(f'[{int(i)}]' for i in position)} = "
+                                   f"{int(ids[tuple(position)])} is not in [0, {n}) [Op:GatherV2]")
+    batch = ps[:b]
+    n_batch = int(np.prod(batch, dtype=np.int64))
+    middle = ps[b:axis]
+    # params -> [batch..., n, middle..., tail...] -> [n_batch * n, middle..., tail...]
+    perm = list(range(b)) + [axis] + list(range(b, axis)) + list(range(axis + 1, len(ps)))
+    moved = transpose(params, perm) if perm != list(range(len(ps))) else params
+    flat = reshape(moved, (n_batch * n,) + middle + ps[axis + 1:])
+    offsets = (np.arange(n_batch, dtype=ids.dtype) * n).reshape(batch + (1,) * (ids.ndim - b))
+    gathered = execute("GatherV2", (flat, Tensor(ids + offsets)), {"axis": 0})
+    # [batch..., idx..., middle..., tail...] -> [batch..., middle..., idx..., tail...]
+    k, m = ids.ndim - b, len(middle)
+    if m:
+        order = (list(range(b)) + list(range(b + k, b + k + m)) + list(range(b, b + k))
+                 + list(range(b + k + m, gathered._value.ndim)))
+        gathered = transpose(gathered, order)
+    return gathered
 
 
 @register_op("UnsortedSegmentSum")
@@ -409,8 +456,18 @@ def _segment_sum_grad(op, grad):
 
 def unsorted_segment_sum(data, segment_ids, num_segments, axis=0, name=None):
     """Sums slices of ``data`` into ``num_segments`` rows along ``axis``; ids < 0 are dropped."""
-    return execute("UnsortedSegmentSum", (to_tensor(data), to_tensor(segment_ids)),
-                   {"num_segments": int(num_segments), "axis": int(axis)})
+    data, ids = to_tensor(data), to_tensor(segment_ids)
+    num_segments = int(num_segments)
+    v = ids._value
+    if v.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"unsorted_segment_sum: segment_ids must be integers, got {ids.dtype.name}")
+    if data._value.shape[axis:axis + v.ndim] != v.shape:
+        raise InvalidArgumentError(f"unsorted_segment_sum: segment_ids shape {ids.shape} must be a prefix of the data "
+                                   f"shape {data.shape}")
+    if v.size and v.max() >= num_segments:
+        raise InvalidArgumentError(f"unsorted_segment_sum: segment id {int(v.max())} is out of range "
+                                   f"[0, {num_segments})")
+    return execute("UnsortedSegmentSum", (data, ids), {"num_segments": num_segments, "axis": int(axis)})
 
 
 @register_op("Tile")
