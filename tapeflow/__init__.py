@@ -38,6 +38,7 @@ _LAZY = {
     "layers": ("tapeflow.layers", None),
     "optimizers": ("tapeflow.optimizers", None),
     "saving": ("tapeflow.saving", None),
+    "saved_model": ("tapeflow.saving.saved_model", None),
 }
 
 

@@ -251,6 +251,8 @@ class ConcreteFunction:
         self.graph = graph
         self.polymorphic = polymorphic
         self.name = name or graph.name
+        traced = getattr(graph, "traced_shapes", None)
+        self.traced_shapes = list(traced) if traced is not None else [tuple(t._value.shape) for t in graph.inputs]
         self._compile()
 
     def _compile(self):
@@ -285,10 +287,6 @@ class ConcreteFunction:
         return tuple(self.graph.input_specs)
 
     @property
-    def inputs(self):
-        return list(self.graph.inputs)
-
-    @property
     def variables(self):
         return tuple(self.graph.variables)
 
@@ -305,7 +303,7 @@ class ConcreteFunction:
             t = t._as_tensor() if isinstance(t, Variable) else convert_to_tensor(t, dtype=spec.dtype)
             if t.dtype != spec.dtype:
                 raise TypeError(f"{self.name}: argument {i} has dtype {t.dtype.name}, expected {spec.dtype.name}")
-            shape = self.graph.inputs[i]._value.shape
+            shape = self.traced_shapes[i]
             if not spec.shape.is_compatible_with(t.shape) or (not self.polymorphic and tuple(t.shape) != shape):
                 expected = spec.shape if self.polymorphic else TensorShape(shape)
                 raise ValueError(f"{self.name}: argument {i} has shape {t.shape}, which is not compatible with "
@@ -374,7 +372,7 @@ def _trace(python_function, name, args, kwargs, specs, dummy_values):
         placeholders = iter([graph.placeholder(s, v) for s, v in zip(specs, dummy_values)])
 
         def substitute(leaf):
-            if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
+            if isinstance(leaf, (Tensor, np.ndarray, np.generic, TensorSpec)):
                 return next(placeholders)
             return leaf
         call_args = nest.map_structure(substitute, list(args))
@@ -430,7 +428,12 @@ class Function:
                                 f"but {len(flat)} were given")
             tensors = []
             for i, (leaf, spec) in enumerate(zip(flat, self._input_signature)):
-                t = leaf._as_tensor() if isinstance(leaf, Variable) else convert_to_tensor(leaf, dtype=spec.dtype)
+                if isinstance(leaf, Variable):
+                    t = leaf._as_tensor()
+                elif isinstance(leaf, Tensor):
+                    t = leaf
+                else:
+                    t = convert_to_tensor(leaf, dtype=spec.dtype)
                 if t.dtype != spec.dtype or not spec.shape.is_compatible_with(t.shape):
                     raise TypeError(f"Binding inputs to tf.function {self._name!r} failed: argument {i} "
                                     f"{TensorSpec.from_tensor(t)} does not match {spec}")
@@ -519,7 +522,12 @@ class Function:
 
 
 def _sized_dummy(spec, size):
-    shape = () if spec.shape.rank is None else tuple(size if d is None else d for d in spec.shape)
+    """A placeholder with unknown dimensions of ``size``; an unknown rank becomes rank size - 2,
+    so two traces at sizes 2 and 3 also differ in rank."""
+    if spec.shape.rank is None:
+        shape = (size,) * (size - 2)
+    else:
+        shape = tuple(size if d is None else d for d in spec.shape)
     fill = 1 if spec.dtype.is_floating or spec.dtype.is_complex else 0
     return np.full(shape, fill, dtype=spec.dtype._np)
 

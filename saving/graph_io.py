@@ -1,0 +1,98 @@
+"""Traced graphs as plain data: JSON for nodes and structure, arrays stored separately.
+
+Loading builds nothing but registered ops: an unknown op type is an error, and
+attributes are JSON values (lists come back as tuples), so reading a graph can
+never run code from the file.
+"""
+from tapeflow.framework.recording import forward_of
+from tapeflow.framework.tensor_spec import TensorSpec
+from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
+
+_INTERNAL_NODES = (VARIABLE_READ, VARIABLE_ASSIGN)
+
+
+def encode_structure(structure):
+    if isinstance(structure, OutputLeaf):
+        return {"ref": list(structure.ref)} if structure.ref is not None else {"python": structure.python}
+    if isinstance(structure, dict):
+        return {"dict": {str(k): encode_structure(v) for k, v in structure.items()}}
+    if isinstance(structure, tuple):
+        return {"tuple": [encode_structure(v) for v in structure]}
+    if isinstance(structure, list):
+        return {"list": [encode_structure(v) for v in structure]}
+    raise TypeError(f"Cannot save an output of type {type(structure).__name__}")
+
+
+def decode_structure(data):
+    if "ref" in data:
+        return OutputLeaf(ref=tuple(data["ref"]))
+    if "python" in data:
+        return OutputLeaf(python=data["python"])
+    if "dict" in data:
+        return {k: decode_structure(v) for k, v in data["dict"].items()}
+    if "tuple" in data:
+        return tuple(decode_structure(v) for v in data["tuple"])
+    if "list" in data:
+        return [decode_structure(v) for v in data["list"]]
+    raise ValueError(f"Corrupt saved graph: unknown output entry {sorted(data)}")
+
+
+def _tuples(value):
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def graph_to_data(graph, variable_ids, gradient_names):
+    """(JSON-able dict, list of constant arrays) for a FuncGraph.
+
+    ``variable_ids`` maps id(Variable) -> object index; ``gradient_names`` maps a
+    node's ``_gradient_op_type`` to the name it is saved under (or None to drop it).
+    """
+    nodes = []
+    for op_type, refs, attrs, n_out in graph.nodes:
+        attrs = dict(attrs)
+        if "variable" in attrs and op_type in _INTERNAL_NODES:
+            attrs["variable"] = variable_ids[id(graph.variables[attrs["variable"]])]
+        if "_gradient_op_type" in attrs:
+            saved = gradient_names.get(attrs["_gradient_op_type"])
+            attrs["_gradient_op_type"] = saved if saved is not None else attrs["_gradient_op_type"]
+        nodes.append({"op": op_type, "inputs": [list(r) for r in refs], "attrs": attrs, "num_outputs": n_out})
+    data = {
+        "name": graph.name,
+        "inputs": [s.to_json() for s in graph.input_specs],
+        "traced_shapes": [list(t._value.shape) for t in graph.inputs],
+        "n_captures": len(graph.captures),
+        "nodes": nodes,
+        "outputs": encode_structure(graph.outputs),
+        "n_constants": len(graph.constants),
+    }
+    return data, list(graph.constants)
+
+
+class LoadedGraph:
+    """The parts of a FuncGraph that ConcreteFunction replays, rebuilt from saved data."""
+
+    def __init__(self, data, constants, variables):
+        self.name = data["name"]
+        self.input_specs = [TensorSpec.from_json(s) for s in data["inputs"]]
+        self.traced_shapes = [tuple(s) for s in data["traced_shapes"]]
+        self.constants = constants
+        self.captures = [None] * data.get("n_captures", 0)
+        self.custom_gradients = {}
+        self.variables = []
+        self.nodes = []
+        index_of = {}
+        for node in data["nodes"]:
+            op_type = node["op"]
+            if op_type not in _INTERNAL_NODES:
+                forward_of(op_type)  # raises LookupError("Unknown op type ...") for anything unregistered
+            attrs = {k: _tuples(v) for k, v in node["attrs"].items()}
+            if op_type in _INTERNAL_NODES:
+                obj = attrs["variable"]
+                if obj not in index_of:
+                    index_of[obj] = len(self.variables)
+                    self.variables.append(variables[obj])
+                attrs["variable"] = index_of[obj]
+            self.nodes.append([op_type, [tuple(r) for r in node["inputs"]], attrs, int(node["num_outputs"])])
+        self.outputs = decode_structure(data["outputs"])
