@@ -1,0 +1,68 @@
+"""Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
+import numpy as np
+
+from tapeflow.kernels import optimizers as kernels
+
+from .base_optimizer import Optimizer, _fuses_weight_decay
+
+
+class Adam(Optimizer):
+    """Adam.
+
+    With ``t = iterations + 1`` and ``alpha = lr * sqrt(1 - beta_2**t) / (1 - beta_1**t)``::
+
+        m += (g - m) * (1 - beta_1)
+        v += (g * g - v) * (1 - beta_2)
+        w -= m * alpha / (sqrt(v) + epsilon)      # v -> max(v_hat, v) with amsgrad
+
+    ``epsilon`` is the "epsilon hat" of the paper (not bias-corrected).
+
+    Args:
+        learning_rate: float, schedule or callable. Defaults to 0.001.
+        beta_1, beta_2: decay rates of the first and second moments.
+        epsilon: small constant for numerical stability. Defaults to 1e-7.
+        amsgrad: keep the maximum of the second moments (AMSGrad).
+        **kwargs: The base optimizer arguments (see ``Optimizer``).
+    """
+
+    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
+                 weight_decay=None, clipnorm=None, clipvalue=None, global_clipnorm=None, use_ema=False,
+                 ema_momentum=0.99, ema_overwrite_frequency=None, loss_scale_factor=None,
+                 gradient_accumulation_steps=None, name="adam", **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name, weight_decay=weight_decay, clipnorm=clipnorm,
+                         clipvalue=clipvalue, global_clipnorm=global_clipnorm, use_ema=use_ema,
+                         ema_momentum=ema_momentum, ema_overwrite_frequency=ema_overwrite_frequency,
+                         loss_scale_factor=loss_scale_factor,
+                         gradient_accumulation_steps=gradient_accumulation_steps, **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.amsgrad = amsgrad
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._momentums, self._velocities = self.add_optimizer_variables(var_list, ["momentum", "velocity"])
+        if self.amsgrad:
+            self._velocity_hats = self.add_optimizer_variables(var_list, "velocity_hat")
+
+    @_fuses_weight_decay
+    def update_step(self, gradient, variable, learning_rate):
+        dt, lr, t = self._scalars(variable, learning_rate)
+        one = dt(1)
+        alpha = lr * np.sqrt(one - dt(self.beta_2) ** t) / (one - dt(self.beta_1) ** t)
+        i = self._get_variable_index(variable)
+        slots = [self._momentums[i], self._velocities[i]]
+        kernel = kernels.adam
+        if self.amsgrad:
+            slots.append(self._velocity_hats[i])
+            kernel = kernels.adam_amsgrad
+        self._fused_update(kernel, variable, gradient, slots, lr, alpha, dt(1 - self.beta_1),
+                           dt(1 - self.beta_2), dt(self.epsilon))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
+                       "amsgrad": self.amsgrad})
+        return config
