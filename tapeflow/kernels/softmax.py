@@ -88,7 +88,8 @@ def _rows(x):
     """x as a C-contiguous (rows, last_dim) array of float32/float64, and its original dtype."""
     dtype = x.dtype
     work = dtype if dtype in _FLOATS else np.dtype(np.float32)
-    return np.ascontiguousarray(x, dtype=work).reshape(-1, x.shape[-1]), dtype
+    n_rows = int(np.prod(x.shape[:-1], dtype=np.int64))   # not -1: the last axis may be empty
+    return np.ascontiguousarray(x, dtype=work).reshape(n_rows, x.shape[-1]), dtype
 
 
 def softmax_last_axis(x, log=False):
@@ -102,9 +103,10 @@ def softmax_last_axis(x, log=False):
 def softmax_cross_entropy(logits, labels):
     rows, dtype = _rows(logits)
     lab = np.ascontiguousarray(labels, dtype=rows.dtype).reshape(rows.shape)
-    loss = np.empty(rows.shape[0], rows.dtype)
+    loss = np.zeros(rows.shape[0], rows.dtype)
     backprop = np.empty_like(rows)
-    softmax_xent_rows(rows, lab, loss, backprop)
+    if rows.shape[1]:
+        softmax_xent_rows(rows, lab, loss, backprop)
     return loss.reshape(logits.shape[:-1]).astype(dtype, copy=False), backprop.reshape(logits.shape).astype(dtype, copy=False)
 
 

@@ -29,8 +29,11 @@ def _add_fwd(x, y):
 
 @RegisterGradient("AddV2")
 def _add_grad(op, grad):
-    nb = batch_ndim(op, grad)
     x, y = op.inputs
+    shape = grad._value.shape
+    if x._value.shape == shape and y._value.shape == shape:   # fast path: no broadcasting, no stacking
+        return grad, grad
+    nb = batch_ndim(op, grad)
     return sum_to(grad, x._value.shape, nb), sum_to(grad, y._value.shape, nb)
 
 
@@ -65,9 +68,15 @@ def _mul_fwd(x, y):
 
 @RegisterGradient("Mul")
 def _mul_grad(op, grad):
-    nb = batch_ndim(op, grad)
     x, y = op.inputs
     skip = op.skip_input_indices
+    xv, yv, gv = x._value, y._value, grad._value
+    if xv.shape == gv.shape and yv.shape == gv.shape and xv.dtype == gv.dtype and yv.dtype == gv.dtype \
+            and gv.dtype.kind == "f":
+        # Fast path (same shapes, real floats): no conj, no broadcasting to undo.
+        return (None if 0 in skip else execute("Mul", (grad, y)),
+                None if 1 in skip else execute("Mul", (x, grad)))
+    nb = batch_ndim(op, grad)
     gx = None if 0 in skip else sum_to(multiply(grad, conj(y)), x._value.shape, nb)
     gy = None if 1 in skip else sum_to(multiply(conj(x), grad), y._value.shape, nb)
     return gx, gy
