@@ -4,10 +4,28 @@ import numpy as np
 from ..framework.errors import InvalidArgumentError
 from ..framework.recording import recording_anything
 from ..framework.tensor import Tensor
-from ..kernels import activations as K
-from ..kernels import softmax as SK
 from . import array_ops, math_ops, random_ops, reduction_ops
 from .common import RegisterGradient, batch_ndim, execute, no_gradient, normalize_axis, register_op, to_tensor
+
+
+class _LazyKernels:
+    """Stands for a kernel module until first use: importing numba costs ~0.2 s, which
+    ``import tapeflow`` must not pay. On first attribute access the real module
+    replaces this placeholder in the module globals."""
+
+    def __init__(self, global_name, module_name):
+        self._global_name = global_name
+        self._module_name = module_name
+
+    def __getattr__(self, attr):
+        import importlib
+        module = importlib.import_module(self._module_name)
+        globals()[self._global_name] = module
+        return getattr(module, attr)
+
+
+K = _LazyKernels("K", "tapeflow.kernels.activations")
+SK = _LazyKernels("SK", "tapeflow.kernels.softmax")
 
 
 def _is_float(a):
@@ -15,12 +33,13 @@ def _is_float(a):
 
 
 def _fused(kernel, numpy_fallback):
-    """A forward that runs the numba ``kernel`` on floats and ``numpy_fallback`` (if any) on other dtypes."""
+    """A forward that runs the numba kernel named ``kernel`` on floats and ``numpy_fallback`` (if any) on
+    other dtypes."""
     def forward(*arrays, **params):
         if _is_float(arrays[0]):
-            return K.apply(kernel, *arrays, params=tuple(params.values()))
+            return K.apply(getattr(K, kernel), *arrays, params=tuple(params.values()))
         if numpy_fallback is None:
-            raise InvalidArgumentError(f"{kernel.__name__} needs a floating-point tensor, got {arrays[0].dtype}")
+            raise InvalidArgumentError(f"{kernel} needs a floating-point tensor, got {arrays[0].dtype}")
         return numpy_fallback(*arrays, **params)
     return forward
 
@@ -39,8 +58,8 @@ def _zero_grad(x, grad, nb):
 
 
 # ----------------------------------------------------------------- relu ---
-register_op("Relu")(_fused(K.relu, lambda x: np.maximum(x, 0).astype(x.dtype)))
-register_op("ReluGrad")(_fused(K.relu_grad, lambda g, y: np.where(y > 0, g, 0).astype(g.dtype)))
+register_op("Relu")(_fused("relu", lambda x: np.maximum(x, 0).astype(x.dtype)))
+register_op("ReluGrad")(_fused("relu_grad", lambda g, y: np.where(y > 0, g, 0).astype(g.dtype)))
 
 
 @RegisterGradient("Relu")
@@ -59,8 +78,8 @@ def relu(features, name=None):
     return execute("Relu", (to_tensor(features),))
 
 
-register_op("Relu6")(_fused(K.relu6, lambda x: np.clip(x, 0, 6).astype(x.dtype)))
-register_op("Relu6Grad")(_fused(K.relu6_grad, lambda g, x: np.where((x > 0) & (x < 6), g, 0).astype(g.dtype)))
+register_op("Relu6")(_fused("relu6", lambda x: np.clip(x, 0, 6).astype(x.dtype)))
+register_op("Relu6Grad")(_fused("relu6_grad", lambda g, x: np.where((x > 0) & (x < 6), g, 0).astype(g.dtype)))
 
 
 @RegisterGradient("Relu6")
@@ -79,8 +98,8 @@ def relu6(features, name=None):
     return execute("Relu6", (to_tensor(features),))
 
 
-register_op("LeakyRelu")(_fused(K.leaky_relu, lambda x, alpha: np.where(x > 0, x, alpha * x).astype(x.dtype)))
-register_op("LeakyReluGrad")(_fused(K.leaky_relu_grad, lambda g, x, alpha: np.where(x > 0, g, alpha * g).astype(g.dtype)))
+register_op("LeakyRelu")(_fused("leaky_relu", lambda x, alpha: np.where(x > 0, x, alpha * x).astype(x.dtype)))
+register_op("LeakyReluGrad")(_fused("leaky_relu_grad", lambda g, x, alpha: np.where(x > 0, g, alpha * g).astype(g.dtype)))
 
 
 @RegisterGradient("LeakyRelu")
@@ -101,8 +120,8 @@ def leaky_relu(features, alpha=0.2, name=None):
 
 
 # ------------------------------------------------------------- elu / selu ---
-register_op("Elu")(_fused(K.elu, lambda x: np.where(x > 0, x, np.expm1(x)).astype(x.dtype)))
-register_op("EluGrad")(_fused(K.elu_grad, lambda g, y: np.where(y > 0, g, g * (y + 1)).astype(g.dtype)))
+register_op("Elu")(_fused("elu", lambda x: np.where(x > 0, x, np.expm1(x)).astype(x.dtype)))
+register_op("EluGrad")(_fused("elu_grad", lambda g, y: np.where(y > 0, g, g * (y + 1)).astype(g.dtype)))
 
 
 @RegisterGradient("Elu")
@@ -124,8 +143,8 @@ def elu(features, name=None):
     return execute("Elu", (to_tensor(features),))
 
 
-register_op("Selu")(_fused(K.selu, None))
-register_op("SeluGrad")(_fused(K.selu_grad, None))
+register_op("Selu")(_fused("selu", None))
+register_op("SeluGrad")(_fused("selu_grad", None))
 
 
 @RegisterGradient("Selu")
@@ -148,8 +167,8 @@ def selu(features, name=None):
 
 
 # ---------------------------------------------------------------- sigmoid ---
-register_op("Sigmoid")(_fused(K.sigmoid, None))
-register_op("SigmoidGrad")(_fused(K.sigmoid_grad, None))
+register_op("Sigmoid")(_fused("sigmoid", None))
+register_op("SigmoidGrad")(_fused("sigmoid_grad", None))
 
 
 @RegisterGradient("Sigmoid")
@@ -174,8 +193,8 @@ def sigmoid(x, name=None):
 
 
 # --------------------------------------------------------- softplus/sign ---
-register_op("Softplus")(_fused(K.softplus, None))
-register_op("SoftplusGrad")(_fused(K.softplus_grad, None))
+register_op("Softplus")(_fused("softplus", None))
+register_op("SoftplusGrad")(_fused("softplus_grad", None))
 
 
 @RegisterGradient("Softplus")
@@ -197,8 +216,8 @@ def softplus(features, name=None):
     return execute("Softplus", (to_tensor(features),))
 
 
-register_op("Softsign")(_fused(K.softsign, None))
-register_op("SoftsignGrad")(_fused(K.softsign_grad, None))
+register_op("Softsign")(_fused("softsign", None))
+register_op("SoftsignGrad")(_fused("softsign_grad", None))
 
 
 @RegisterGradient("Softsign")
