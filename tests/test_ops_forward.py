@@ -236,6 +236,18 @@ def test_gather_batch_dims_values():
         tf.gather(tf.ones([2, 3]), [[0, 1], [3, 0]], batch_dims=1)
 
 
+def test_empty_tensors():
+    assert tf.nn.softmax(tf.zeros([2, 0])).shape == (2, 0)
+    assert tf.nn.log_softmax(tf.zeros([0, 3])).shape == (0, 3)
+    np.testing.assert_array_equal(
+        tf.nn.softmax_cross_entropy_with_logits(labels=tf.zeros([2, 0]), logits=tf.zeros([2, 0])).numpy(), [0.0, 0.0])
+    assert tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.zeros([0], tf.int32),
+                                                          logits=tf.zeros([0, 3])).shape == (0,)
+    assert tf.nn.relu(tf.zeros([0, 4])).shape == (0, 4)
+    np.testing.assert_array_equal(tf.reduce_sum(tf.zeros([0, 3]), axis=0).numpy(), [0.0, 0.0, 0.0])
+    assert tf.matmul(tf.ones([2, 0]), tf.ones([0, 3])).numpy().tolist() == [[0.0] * 3] * 2
+
+
 def test_unstack_split_values():
     x = np.arange(12.0).reshape(3, 4)
     parts = tf.unstack(tf.constant(x), axis=1)
@@ -304,6 +316,11 @@ def test_mixed_dtypes_in_other_ops():
         tf.concat([a32, a64], 0)
     with pytest.raises(InvalidArgumentError, match="einsum"):
         tf.einsum("i,i->", a32, a64)
+    with pytest.raises(InvalidArgumentError, match="stack: values.1. has dtype float64, values.0. has float32"):
+        tf.stack([a32, a64])
+    # Python values adopt the tensors' dtype.
+    assert tf.stack([2.0, a64[0]]).dtype == tf.float64
+    assert tf.concat([[2.0], a64], 0).dtype == tf.float64
     with pytest.raises(InvalidArgumentError, match="SelectV2"):
         tf.where(tf.constant([True]), a32, a64)
 
@@ -384,6 +401,8 @@ def test_shape_errors_name_the_problem():
         tf.unstack(x, num=3)
     with pytest.raises(InvalidArgumentError, match="slice index out of bounds"):
         x[5]
+    with pytest.raises(InvalidArgumentError, match="slice step cannot be zero"):
+        x[::0]
     with pytest.raises(InvalidArgumentError, match="einsum: equation 'ij,jk->ik' names 2 inputs but 1 were given"):
         tf.einsum("ij,jk->ik", x)
     with pytest.raises(InvalidArgumentError, match="einsum: dimension 'j' has size 3 in one input and 2"):

@@ -210,7 +210,7 @@ def _concat_grad(op, grad):
 
 
 def concat(values, axis, name=None):
-    values = [to_tensor(v) for v in values]
+    values = _same_dtype_tensors(values)
     if not values:
         raise ValueError("concat: values must be a non-empty list of tensors")
     if len(values) == 1:
@@ -239,15 +239,26 @@ def _pack_grad(op, grad):
     return unstack(grad, num=len(op.inputs), axis=op.attrs["axis"] + batch_ndim(op, grad))
 
 
+def _same_dtype_tensors(values):
+    """Converts a list of values; Python/numpy values adopt the dtype of the first tensor among them."""
+    dtype = next((to_tensor(v).dtype for v in values if is_tensor_like(v)), None)
+    return [to_tensor(v) if is_tensor_like(v) or dtype is None else convert_to_tensor(v, dtype=dtype)
+            for v in values]
+
+
 def stack(values, axis=0, name="stack"):
-    values = [to_tensor(v) for v in values]
+    values = _same_dtype_tensors(values)
     if not values:
         raise InvalidArgumentError("stack needs at least one tensor")
     s0 = values[0]._value.shape
+    d0 = values[0]._value.dtype
     for i, v in enumerate(values):
         if v._value.shape != s0:
             raise InvalidArgumentError(f"stack: shapes of all inputs must match: values[0].shape = "
                                        f"{TensorShape(s0)} != values[{i}].shape = {v.shape}")
+        if v._value.dtype != d0:
+            raise InvalidArgumentError(f"stack: values[{i}] has dtype {v.dtype.name}, values[0] has "
+                                       f"{values[0].dtype.name}")
     axis = normalize_axis(int(axis), len(s0) + 1, op="stack")
     return execute("Pack", tuple(values), {"axis": axis})
 
@@ -596,6 +607,8 @@ def _strided_slice_fwd(x, key):
         return x[_decode_key(key)]
     except IndexError as err:
         raise InvalidArgumentError(f"slice index out of bounds for a tensor of shape {TensorShape(x.shape)}: {err}") from None
+    except ValueError as err:   # e.g. a zero step
+        raise InvalidArgumentError(f"invalid slice of a tensor of shape {TensorShape(x.shape)}: {err}") from None
 
 
 @RegisterGradient("StridedSlice")
