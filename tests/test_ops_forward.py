@@ -409,6 +409,10 @@ def test_shape_errors_name_the_problem():
         tf.einsum("ij,jk->ik", x, x)
     with pytest.raises(InvalidArgumentError, match=r"tensordot: axis 1 of \(2, 3\) and axis 0 of \(2, 3\) differ"):
         tf.tensordot(x, x, 1)
+    with pytest.raises(InvalidArgumentError, match="tensordot: axis 2 is out of bounds for a tensor of rank 2"):
+        tf.tensordot(x, x, [[2], [0]])
+    with pytest.raises(InvalidArgumentError, match="tensordot: axes=3 must be between 0 and the smaller rank 2"):
+        tf.tensordot(x, x, 3)
 
 
 def test_nn_and_linalg_errors():

@@ -12,7 +12,7 @@ from ..framework.tensor_shape import TensorShape
 from ..framework.variables import Variable
 from . import array_ops, reduction_ops
 from .common import (RegisterGradient, batch_ndim, binary_args, execute, is_tensor_like, no_gradient,
-                     register_op, to_tensor)
+                     normalize_axis, register_op, to_tensor)
 
 sum_to = reduction_ops.sum_to
 
@@ -857,9 +857,12 @@ def einsum(equation, *inputs, **kwargs):
     sizes = {}
     for s, x in zip(subs, inputs):
         for c, d in zip(s, x._value.shape):
-            if sizes.setdefault(c, d) != d and d != 1 and sizes[c] != 1:
-                raise InvalidArgumentError(f"einsum: dimension {c!r} has size {sizes[c]} in one input and {d} in another "
+            known = sizes.get(c, 1)
+            if d != 1 and known != 1 and d != known:
+                raise InvalidArgumentError(f"einsum: dimension {c!r} has size {known} in one input and {d} in another "
                                            f"(equation {equation!r})")
+            if d != 1:
+                sizes[c] = d
     return execute("Einsum", tuple(inputs), {"equation": ",".join(subs) + "->" + out})
 
 
@@ -868,13 +871,18 @@ def tensordot(a, b, axes, name=None):
     na, nbd = a._value.ndim, b._value.ndim
     if isinstance(axes, int) or (is_tensor_like(axes) and np.ndim(axes) == 0):
         k = int(axes)
+        if k < 0 or k > min(na, nbd):
+            raise InvalidArgumentError(f"tensordot: axes={k} must be between 0 and the smaller rank "
+                                       f"{min(na, nbd)} of {a.shape} and {b.shape}")
         axes_a, axes_b = list(range(na - k, na)), list(range(k))
     else:
         axes_a, axes_b = axes
         axes_a = [axes_a] if isinstance(axes_a, int) else list(axes_a)
         axes_b = [axes_b] if isinstance(axes_b, int) else list(axes_b)
-    axes_a = [x % na for x in axes_a]
-    axes_b = [x % nbd for x in axes_b]
+    if len(axes_a) != len(axes_b):
+        raise InvalidArgumentError(f"tensordot: axes {list(axes_a)} and {list(axes_b)} must have the same length")
+    axes_a = [normalize_axis(int(x), na, op="tensordot") for x in axes_a]
+    axes_b = [normalize_axis(int(x), nbd, op="tensordot") for x in axes_b]
     letters = "abcdefghijklmnopqrstuvwxyz"
     sa = list(letters[:na])
     sb = list(letters[na:na + nbd])
