@@ -91,16 +91,31 @@ def det(input, name=None):
     return execute("MatrixDeterminant", (x,))
 
 
-def logdet(matrix, name=None):
-    """log(det(matrix)) for Hermitian positive definite matrices."""
-    return math_ops.log(det(matrix))
+@register_op("LogMatrixDeterminant", num_outputs=2)
+def _slogdet_fwd(a):
+    sign, logabs = np.linalg.slogdet(a)
+    return np.asarray(sign, dtype=a.dtype), np.asarray(logabs, dtype=a.dtype)
+
+
+@RegisterGradient("LogMatrixDeterminant")
+def _slogdet_grad(op, grad_sign, grad_logabs):
+    # d log|det A| / dA = A^-T; the sign is piecewise constant.
+    g = array_ops.expand_dims(array_ops.expand_dims(grad_logabs, -1), -1)
+    return math_ops.multiply(g, array_ops.matrix_transpose(inv(op.inputs[0])))
 
 
 def slogdet(input, name=None):
+    """(sign(det), log|det|) of the innermost square matrices, stable for large determinants."""
     x = to_tensor(input)
     _check_square(x, "slogdet")
-    sign = Tensor(np.sign(np.linalg.det(x._value)).astype(x._value.dtype))
-    return sign, math_ops.log(math_ops.abs(det(x)))
+    return execute("LogMatrixDeterminant", (x,))
+
+
+def logdet(matrix, name=None):
+    """log(det(matrix)) for Hermitian positive definite matrices (via log|det|, no overflow)."""
+    x = to_tensor(matrix)
+    _check_square(x, "logdet")
+    return slogdet(x)[1]
 
 
 def diag_part(input, name=None, k=0):
