@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.kernels import optimizers as kernels
 from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.variables import Variable
@@ -559,7 +560,6 @@ class Optimizer:
                     if acc is not None:
                         _inplace_flat(acc)[:] = 0
             else:
-                from tapeflow.kernels import optimizers as kernels
                 for g, acc in zip(grads, accumulators):
                     self._run_kernel(kernels.accumulate, acc, [], g, ())
         else:
@@ -604,10 +604,10 @@ class Optimizer:
         state = [variable] + list(slots)  # a numpy array in ``slots`` is scratch (an unused slot)
         if var_dtype == dt:
             flats = [s if isinstance(s, np.ndarray) else _inplace_flat(s) for s in state]
-            kernel(flats[0], g, *flats[1:], *scalars)
+            kernels.run(kernel, [flats[0], g, *flats[1:]], scalars)
             return
         work = [s if isinstance(s, np.ndarray) else _as_array(s).astype(dt).reshape(-1) for s in state]
-        kernel(work[0], g, *work[1:], *scalars)
+        kernels.run(kernel, [work[0], g, *work[1:]], scalars)
         for v, arr in zip(state, work):
             if not isinstance(v, np.ndarray):
                 v.assign(arr.reshape(_shape(v)).astype(var_dtype))
@@ -654,7 +654,6 @@ class Optimizer:
 
     # ----------------------------------------------------------------- EMA ---
     def _update_model_variables_moving_average(self, variables):
-        from tapeflow.kernels import optimizers as kernels
         first = self._iteration_count() == 0
         for variable, average in zip(variables, self._model_variables_moving_average):
             if average is None:

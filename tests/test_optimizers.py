@@ -756,3 +756,27 @@ def test_minimize_with_a_loss_callable():
     opt.minimize(loss, [x], tape=tape)
     with pytest.raises(ValueError, match="`tape` is required"):
         opt.minimize(tf.constant(1.0), [x])
+
+
+# ---------------------------------------------------- threaded large updates ---
+def test_large_variables_are_split_across_threads_bit_for_bit(monkeypatch):
+    from tapeflow.kernels import optimizers as kernels
+    monkeypatch.setattr(kernels, "MAX_THREADS", 3)
+    shape = (700, 600)                                    # 420,000 elements: above PARALLEL_MIN_SIZE
+    assert shape[0] * shape[1] >= kernels.PARALLEL_MIN_SIZE
+    rng = np.random.default_rng(3)
+    w0 = rng.standard_normal(shape).astype(np.float32)
+    w = tf.Variable(w0)
+    opt = optimizers.Adam(0.01, weight_decay=0.1, amsgrad=True)
+    ref, slots = w0.copy(), {k: np.zeros(shape, np.float32) for k in ("momentum", "velocity", "velocity_hat")}
+    calls = []
+    real_submit = kernels.ThreadPoolExecutor.submit
+    monkeypatch.setattr(kernels.ThreadPoolExecutor, "submit",
+                        lambda self, *a, **k: calls.append(a[0]) or real_submit(self, *a, **k))
+    for t in range(1, 4):
+        g = rng.standard_normal(shape).astype(np.float32)
+        opt.apply_gradients([(tf.constant(g), w)])
+        ref = reference_step("adam", {"amsgrad": True, "weight_decay": 0.1}, ref, g, slots, t, np.float32(0.01),
+                             np.float32)
+    assert np.array_equal(w.numpy(), ref)
+    assert calls.count(kernels.adam_amsgrad) == 3 * 2       # two chunks handed to the pool, one run in place

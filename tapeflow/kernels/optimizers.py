@@ -13,15 +13,69 @@ Every update kernel takes, after its arrays, ``decay, wd, lr``: when
 is applied to the element before the update itself (it is the same
 arithmetic as a separate pass, without reading and writing ``w`` twice).
 
+``error_model="numpy"``: a division by zero gives inf/nan as IEEE (and
+TensorFlow) say, instead of a Python ZeroDivisionError check in the loop,
+which would also stop LLVM from vectorizing it.
+
 Kernels compile on first use (``cache=True`` keeps the machine code between
 processes); importing this module compiles nothing.
+
+``run`` calls a kernel; a large array is cut into contiguous chunks updated
+by several threads at once (the kernels release the GIL). One core alone
+cannot saturate the memory bus, and every element is independent, so the
+result is the same bit for bit. Python threads rather than numba's
+``parallel=True``: no OpenMP runtime, so a process that forks after
+training (multiprocessing) stays safe.
 """
 import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
-from numba import njit
+from numba import config, njit
+
+# Below this many elements one thread is faster than handing out work.
+PARALLEL_MIN_SIZE = 1 << 18
+# Most threads one update uses; None: NUMBA_NUM_THREADS (the number of CPUs unless set).
+MAX_THREADS = None
+_CHUNK_ALIGN = 64          # elements; chunk boundaries on cache-line multiples
+_pool = [None, None]       # (executor, pid that created it)
+_pool_lock = threading.Lock()
 
 
-@njit(cache=True)
+def _executor(workers):
+    with _pool_lock:
+        pool, pid = _pool
+        if pool is None or pid != os.getpid() or pool._max_workers < workers:  # a forked child needs its own
+            pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tapeflow-optimizer")
+            _pool[0], _pool[1] = pool, os.getpid()
+        return pool
+
+
+def run(kernel, arrays, scalars, threads=None):
+    """``kernel(*arrays, *scalars)``; arrays of ``PARALLEL_MIN_SIZE`` elements or
+    more are split into one contiguous chunk per thread (``threads`` defaults to
+    ``MAX_THREADS``). Arrays of another size (empty scratch) are passed whole."""
+    n = arrays[0].size
+    if threads is None:
+        threads = config.NUMBA_NUM_THREADS if MAX_THREADS is None else MAX_THREADS
+    threads = min(threads, n // (PARALLEL_MIN_SIZE // 4))
+    if n < PARALLEL_MIN_SIZE or threads < 2:
+        kernel(*arrays, *scalars)
+        return
+    step = -(-n // threads)
+    step += -step % _CHUNK_ALIGN
+    bounds = [(lo, min(lo + step, n)) for lo in range(0, n, step)]
+    pool = _executor(len(bounds) - 1)
+    futures = [pool.submit(kernel, *[a[lo:hi] if a.size == n else a for a in arrays], *scalars)
+               for lo, hi in bounds[1:]]
+    lo, hi = bounds[0]
+    kernel(*[a[lo:hi] if a.size == n else a for a in arrays], *scalars)
+    for future in futures:
+        future.result()
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def sgd(w, g, decay, wd, lr):
     for i in range(w.size):
         wi = w[i]
@@ -30,7 +84,7 @@ def sgd(w, g, decay, wd, lr):
         w[i] = wi - g[i] * lr
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def sgd_momentum(w, g, m, decay, wd, lr, momentum, nesterov):
     for i in range(w.size):
         wi = w[i]
@@ -45,7 +99,7 @@ def sgd_momentum(w, g, m, decay, wd, lr, momentum, nesterov):
             w[i] = wi + mi
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def adam(w, g, m, v, decay, wd, lr, alpha, c1, c2, eps):
     for i in range(w.size):
         gi = g[i]
@@ -61,7 +115,7 @@ def adam(w, g, m, v, decay, wd, lr, alpha, c1, c2, eps):
         w[i] = wi - (mi * alpha) / (math.sqrt(vi) + eps)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def adam_amsgrad(w, g, m, v, vhat, decay, wd, lr, alpha, c1, c2, eps):
     for i in range(w.size):
         gi = g[i]
@@ -79,7 +133,7 @@ def adam_amsgrad(w, g, m, v, vhat, decay, wd, lr, alpha, c1, c2, eps):
         w[i] = wi - (mi * alpha) / (math.sqrt(vh) + eps)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def rmsprop(w, g, v, mom, avg, decay, wd, lr, rho, c, eps, momentum, use_momentum, centered):
     """``mom`` / ``avg`` are only touched when ``use_momentum`` / ``centered``."""
     for i in range(w.size):
@@ -104,7 +158,7 @@ def rmsprop(w, g, v, mom, avg, decay, wd, lr, rho, c, eps, momentum, use_momentu
             w[i] = wi - inc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def adagrad(w, g, acc, decay, wd, lr, eps):
     for i in range(w.size):
         gi = g[i]
@@ -116,7 +170,7 @@ def adagrad(w, g, acc, decay, wd, lr, eps):
         w[i] = wi - (lr * gi) / math.sqrt(ai + eps)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def adadelta(w, g, acc_grad, acc_delta, decay, wd, lr, rho, c, eps):
     for i in range(w.size):
         gi = g[i]
@@ -131,7 +185,7 @@ def adadelta(w, g, acc_grad, acc_delta, decay, wd, lr, rho, c, eps):
         w[i] = wi + lr * delta
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def adamax(w, g, m, u, decay, wd, lr, c1, beta_2, eps, bias):
     """``bias`` is ``1 - beta_1 ** t``."""
     for i in range(w.size):
@@ -146,7 +200,7 @@ def adamax(w, g, m, u, decay, wd, lr, c1, beta_2, eps, bias):
         w[i] = wi - (lr * mi) / (bias * (ui + eps))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def nadam(w, g, m, v, decay, wd, lr, c1, c2, eps, u_next, one_minus_u, one_minus_prod_next,
           one_minus_prod, one_minus_b2_power):
     for i in range(w.size):
@@ -163,7 +217,7 @@ def nadam(w, g, m, v, decay, wd, lr, c1, c2, eps, u_next, one_minus_u, one_minus
         w[i] = wi - (m_hat * lr) / (math.sqrt(v_hat) + eps)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def lion(w, g, m, decay, wd, lr, beta_1, c1, beta_2, c2):
     for i in range(w.size):
         gi = g[i]
@@ -182,14 +236,14 @@ def lion(w, g, m, decay, wd, lr, beta_1, c1, beta_2, c2):
         m[i] = mi * beta_2 + gi * c2
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def ema(average, w, momentum, one_minus_momentum):
     """average = momentum * average + (1 - momentum) * w."""
     for i in range(w.size):
         average[i] = momentum * average[i] + one_minus_momentum * w[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def accumulate(acc, g):
     for i in range(acc.size):
         acc[i] = g[i] + acc[i]
