@@ -646,3 +646,25 @@ def test_float16_cross_entropy():
     loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[1], logits=logits)
     assert loss.dtype == tf.float16
     np.testing.assert_allclose(float(loss.numpy()[0]), -np_log_softmax(np.array([1.0, 2.0, 0.5]))[1], rtol=1e-2)
+
+
+def test_value_dependent_ops_inside_tf_function():
+    """Ops whose work depends on index values stay correct when a traced function is replayed."""
+    @tf.function
+    def batched(p, i):
+        return tf.gather(p, i, batch_dims=1)
+
+    p = tf.constant(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(batched(p, tf.constant([[0], [2]])).numpy(), [[0.0], [5.0]])
+    np.testing.assert_array_equal(batched(p, tf.constant([[1], [1]])).numpy(), [[1.0], [4.0]])
+
+    @tf.function
+    def segment_grad(x, ids):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.math.unsorted_segment_sum(x, ids, 2)
+        return tape.gradient(y, x, output_gradients=tf.constant([1.0, 10.0]))
+
+    x = tf.constant([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(segment_grad(x, tf.constant([0, 1, -1])).numpy(), [1.0, 10.0, 0.0])
+    np.testing.assert_array_equal(segment_grad(x, tf.constant([1, -1, 0])).numpy(), [10.0, 0.0, 1.0])

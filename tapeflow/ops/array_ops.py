@@ -4,6 +4,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.conversion import convert_to_tensor
 from ..framework.errors import InvalidArgumentError
+from ..framework.recording import tracing
 from ..framework.tensor import Tensor
 from ..framework.tensor_shape import TensorShape
 from . import math_ops, reduction_ops
@@ -428,8 +429,9 @@ def _batched_gather(params, indices, axis, b):
     perm = list(range(b)) + [axis] + list(range(b, axis)) + list(range(axis + 1, len(ps)))
     moved = transpose(params, perm) if perm != list(range(len(ps))) else params
     flat = reshape(moved, (n_batch * n,) + middle + ps[axis + 1:])
-    offsets = (np.arange(n_batch, dtype=ids.dtype) * n).reshape(batch + (1,) * (ids.ndim - b))
-    gathered = execute("GatherV2", (flat, Tensor(ids + offsets)), {"axis": 0})
+    # The offsets depend on shapes only; adding them is an op, so a traced tf.function stays correct.
+    offsets = Tensor((np.arange(n_batch, dtype=ids.dtype) * n).reshape(batch + (1,) * (ids.ndim - b)))
+    gathered = execute("GatherV2", (flat, math_ops.add(indices, offsets)), {"axis": 0})
     # [batch..., idx..., middle..., tail...] -> [batch..., middle..., idx..., tail...]
     k, m = ids.ndim - b, len(middle)
     if m:
@@ -455,14 +457,17 @@ def _segment_sum_fwd(data, segment_ids, num_segments, axis):
 @RegisterGradient("UnsortedSegmentSum")
 def _segment_sum_grad(op, grad):
     nb = batch_ndim(op, grad)
-    ids = op.inputs[1]._value
+    ids = op.inputs[1]
     axis = op.attrs["axis"] + nb
-    safe = Tensor(np.where(ids < 0, 0, ids))
-    g = gather(grad, safe, axis=axis)
-    if (ids < 0).any():
-        mask = (ids >= 0).reshape((1,) * axis + ids.shape + (1,) * (g._value.ndim - axis - ids.ndim))
-        g = math_ops.multiply(g, Tensor(mask.astype(g._value.dtype)))
-    return g, None
+    if tracing[0] is None and not (ids._value < 0).any():
+        return gather(grad, ids, axis=axis), None
+    # Dropped (negative) ids get a zero gradient. Written with ops so that a traced
+    # tf.function does not bake in the placeholder's values.
+    zero = Tensor(np.zeros((), ids._value.dtype))
+    g = gather(grad, math_ops.maximum(ids, zero), axis=axis)
+    kept = math_ops.cast(math_ops.greater_equal(ids, zero), g.dtype)
+    kept = reshape(kept, (1,) * axis + ids._value.shape + (1,) * (g._value.ndim - axis - ids._value.ndim))
+    return math_ops.multiply(g, kept), None
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, axis=0, name=None):
