@@ -6,7 +6,7 @@ never run code from the file.
 """
 from tapeflow.framework.recording import forward_of
 from tapeflow.framework.tensor_spec import TensorSpec
-from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
+from tapeflow.function import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
 
 _INTERNAL_NODES = (VARIABLE_READ, VARIABLE_ASSIGN)
 
@@ -51,6 +51,10 @@ def graph_to_data(graph, variable_ids, gradient_names):
     """
     nodes = []
     for op_type, refs, attrs, n_out in graph.nodes:
+        if op_type == PYTHON_CALL:
+            raise ValueError(f"Cannot save the traced function {graph.name!r}: it runs Python code when called "
+                             "(such as an optimizer update). Save the model's variables instead, or save a "
+                             "function without side effects.")
         attrs = dict(attrs)
         if "variable" in attrs and op_type in _INTERNAL_NODES:
             attrs["variable"] = variable_ids[id(graph.variables[attrs["variable"]])]

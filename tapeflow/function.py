@@ -36,6 +36,7 @@ from .framework.variables import Variable
 
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
+PYTHON_CALL = "__PythonCall__"
 
 
 class GraphTensor(Tensor):
@@ -112,6 +113,7 @@ class FuncGraph:
         self.captures = []
         self.outputs = None
         self.custom_gradients = {}
+        self.python_calls = []
         self._refs = {}
         self._alive = []
 
@@ -191,6 +193,13 @@ class FuncGraph:
         if tuple(value.shape) != tuple(var.shape):
             raise ValueError(f"Cannot assign to variable '{var.name}': shape mismatch, {value.shape} vs {var.shape}")
         self.nodes.append([VARIABLE_ASSIGN, [self.ref(value)], {"variable": self.variable_index(var), "mode": mode}, 0])
+
+    def defer_call(self, fn, inputs):
+        """A node calling ``fn(*inputs)`` each time the graph replays, for Python-side effects such as
+        an optimizer's in-place update. Graphs with such nodes run in this process but cannot be saved."""
+        refs = [self.ref(t) for t in inputs]
+        self.python_calls.append(fn)
+        self.nodes.append([PYTHON_CALL, refs, {"call": len(self.python_calls) - 1}, 0])
 
     def set_outputs(self, structure):
         def to_ref(leaf):
@@ -335,6 +344,9 @@ class ConcreteFunction:
                 values[out] = variables[attrs["variable"]]._as_tensor()
                 continue
             args = tuple(get(s) for s in slots)
+            if op_type == PYTHON_CALL:
+                self.graph.python_calls[attrs["call"]](*args)
+                continue
             if op_type == VARIABLE_ASSIGN:
                 var = variables[attrs["variable"]]
                 getattr(var, {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}[attrs["mode"]])(args[0])
