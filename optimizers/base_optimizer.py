@@ -27,6 +27,8 @@ import warnings
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.framework.conversion import convert_to_tensor
+from tapeflow.framework.recording import tracing
 from tapeflow.kernels import optimizers as kernels
 from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.tensor_shape import TensorShape
@@ -480,6 +482,9 @@ class Optimizer:
         if not self.built:
             self.build(trainable_variables)
         self._restore_pending()
+        if tracing[0] is not None:
+            self._defer_apply(tracing[0], grads, trainable_variables)
+            return
 
         # Variables marked overwrite_with_gradient take the gradient as their new value.
         kept = []
@@ -510,6 +515,20 @@ class Optimizer:
             if constraint is not None:
                 variable.assign(constraint(variable))
         self._iterations.assign_add(1)
+
+    def _defer_apply(self, graph, grads, variables):
+        """Inside ``tf.function``: nothing is updated while tracing; the graph
+        gets a node that runs this update each time it executes."""
+        present = [i for i, g in enumerate(grads) if g is not None]
+        tensors = [convert_to_tensor(grads[i]) for i in present]
+
+        def apply_step(*values):
+            full = [None] * len(variables)
+            for i, value in zip(present, values):
+                full[i] = value
+            self.apply(full, variables)
+
+        graph.defer_call(apply_step, tensors)
 
     def _validate(self, grads, variables):
         """Checks every (gradient, variable) pair; returns the gradients as

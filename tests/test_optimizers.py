@@ -736,11 +736,15 @@ def test_minimise_a_quadratic_with_gradient_tape():
     w = tf.Variable(np.zeros((2, 2), np.float32))
     b = tf.Variable(f32([1.0, 1.0]))
     opt = optimizers.Adam(learning_rate=0.1)
-    for _ in range(300):
+    storage = None
+    for step in range(300):
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.square(w - target)) + tf.reduce_sum(tf.square(b))
+            loss = tf.reduce_sum(tf.square(tf.matmul(w, tf.eye(2)) - target)) + tf.reduce_sum(tf.square(b))
         grads = tape.gradient(loss, [w, b])
         opt.apply_gradients(zip(grads, [w, b]))
+        if step == 1:
+            storage = weakref.ref(w._write_inplace())
+    assert w._write_inplace() is storage()         # the released tape shares nothing: updated in place
     assert float(loss) < 1e-4
     assert np.allclose(w.numpy(), target, atol=1e-2) and np.allclose(b.numpy(), 0, atol=1e-2)
     assert int(opt.iterations.numpy()) == 300
@@ -780,3 +784,31 @@ def test_large_variables_are_split_across_threads_bit_for_bit(monkeypatch):
                              np.float32)
     assert np.array_equal(w.numpy(), ref)
     assert calls.count(kernels.adam_amsgrad) == 3 * 2       # two chunks handed to the pool, one run in place
+
+
+def test_apply_gradients_inside_tf_function():
+    def make():
+        return tf.Variable(f32([1.0, -2.0])), optimizers.Adam(0.1)
+
+    x = tf.constant(f32([0.5, 2.0]))
+    w_eager, opt_eager = make()
+    for _ in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(w_eager * x - 1.0))
+        opt_eager.apply_gradients(zip(tape.gradient(loss, [w_eager]), [w_eager]))
+
+    w, opt = make()
+
+    @tf.function
+    def train_step(inputs):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(w * inputs - 1.0))
+        grads = tape.gradient(loss, [w])
+        opt.apply_gradients(zip(grads, [w]))
+        return loss
+
+    for _ in range(3):
+        train_step(x)
+    assert int(opt.iterations.numpy()) == 3
+    assert np.array_equal(w.numpy(), w_eager.numpy())
+    assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(opt.variables, opt_eager.variables))
