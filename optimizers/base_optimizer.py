@@ -240,6 +240,7 @@ class Optimizer:
         self._exclude_names = ()
         self._pending_values = None
         self._decay_in_kernel = False
+        self._decay_flags = {}
         self._model_variables_moving_average = []
         self._accumulated_gradients = []
         self._iterations = self.add_variable(shape=(), initializer="zeros", dtype="int64", name="iteration")
@@ -414,23 +415,25 @@ class Optimizer:
     # -------------------------------------------------------- weight decay ---
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Exempts variables from weight decay: those in ``var_list``, and
-        those whose name or path matches a regular expression in ``var_names``.
+        those whose name matches a regular expression in ``var_names``.
         Must be called before the optimizer is built."""
         if self.built:
             raise ValueError("`exclude_from_weight_decay()` can only be configured before the optimizer is "
                              "built (before its first `apply`/`build`).")
         if var_list:
             self._exclude_ids |= {self._var_key(v) for v in var_list}
-        if var_names:
+        if var_names:  # matched against the variable's name ('kernel'), as Keras does
             self._exclude_names = tuple(self._exclude_names) + tuple(var_names)
 
     def _use_weight_decay(self, variable):
-        if self._var_key(variable) in self._exclude_ids:
-            return False
-        for pattern in self._exclude_names:
-            if re.search(pattern, _var_name(variable)) or re.search(pattern, _var_path(variable)):
-                return False
-        return True
+        key = self._var_key(variable)
+        use = self._decay_flags.get(key)
+        if use is None:  # exclusions are frozen once built, so the answer is cached
+            use = key not in self._exclude_ids and not any(
+                re.search(pattern, _var_name(variable)) for pattern in self._exclude_names)
+            if self.built:
+                self._decay_flags[key] = use
+        return use
 
     def _apply_weight_decay(self, variables, learning_rate):
         """``w -= w * weight_decay * lr`` (unfused; built-in kernels do it themselves)."""

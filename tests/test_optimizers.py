@@ -365,10 +365,11 @@ def test_only_one_clip_option():
 # ------------------------------------------------------------ weight decay ---
 def test_weight_decay_exclusions():
     opt = optimizers.SGD(0.1, weight_decay=0.5)
-    kernel, bias, gamma = _var((2,), "d/kernel"), _var((2,), "d/bias"), _var((2,), "bn/gamma")
+    kernel, bias = _var((2,), "d/kernel", name="kernel"), _var((2,), "d/bias", name="bias")
+    gamma = _var((2,), "bn/gamma", name="gamma")
     for v in (kernel, bias, gamma):
         v.assign(f32([1.0, 2.0]))
-    opt.exclude_from_weight_decay(var_list=[gamma], var_names=["bias"])
+    opt.exclude_from_weight_decay(var_list=[gamma], var_names=["bias", "^d$"])   # names, not paths
     zero = tf.constant(f32([0, 0]))
     opt.apply_gradients([(zero, kernel), (zero, bias), (zero, gamma)])
     w = f32([1.0, 2.0])
