@@ -501,7 +501,6 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         return x
     shape = x._value.shape if noise_shape is None else tuple(
         d if n is None else int(n) for n, d in zip(noise_shape, x._value.shape))
-    keep = random_ops.uniform(shape, dtype=x.dtype, seed=seed)._value >= rate
-    mask = Tensor((keep / (1 - rate)).astype(x._value.dtype))
-    return math_ops.multiply(x, mask)
+    # The mask is an op (not a constant), so a traced tf.function draws a new one on every call.
+    return math_ops.multiply(x, random_ops.dropout_mask(shape, rate, x.dtype, seed))
 
