@@ -29,17 +29,12 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.recording import tracing
-from tapeflow.kernels import optimizers as kernels
 from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.variables import Variable
+from tapeflow.kernels import optimizers as kernels
 
 from . import schedules as lr_schedules
-
-_BASE_ARGS = ("learning_rate", "weight_decay", "clipnorm", "clipvalue", "global_clipnorm", "use_ema",
-              "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor", "gradient_accumulation_steps",
-              "name")
-
 
 # ----------------------------------------------------------------- helpers ---
 def _snake_case(name):
@@ -121,18 +116,17 @@ def _inplace_flat(variable):
     (``assign``), so earlier reads keep their values (snapshot semantics).
     """
     var = _owner(variable)
-    if not _exclusive(var):
-        var.assign(np.array(var._write_inplace(), order="C"))
+    shared = not _exclusive(var)          # before ``arr`` below adds a reference of its own
     arr = var._write_inplace()
-    if not (arr.flags.c_contiguous and arr.flags.writeable):
-        var.assign(np.array(arr, order="C"))
+    if shared or not (arr.flags.c_contiguous and arr.flags.writeable):
+        var.assign(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr))   # assign stores a copy
         arr = var._write_inplace()
     return arr.reshape(-1)
 
 
 def _as_array(value):
     """A Tensor / Variable / numpy value as a numpy array, without copying."""
-    return np.asarray(getattr(value, "_value", value)) if isinstance(value, Tensor) else np.asarray(value)
+    return np.asarray(value._value if isinstance(value, Tensor) else value)
 
 
 def _fuses_weight_decay(update_step):
@@ -329,7 +323,7 @@ class Optimizer:
         self._restore_pending()
         return list(self._variables)
 
-    def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="none", name=None):
+    def add_variable(self, shape, initializer="zeros", dtype=None, aggregation="none", layout=None, name=None):
         """Creates and tracks an optimizer variable (``initializer``: 'zeros',
         'ones', a number, an array, or a callable ``(shape, dtype)``)."""
         shape = tuple(int(d) for d in shape)
