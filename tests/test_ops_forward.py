@@ -668,3 +668,37 @@ def test_value_dependent_ops_inside_tf_function():
     x = tf.constant([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(segment_grad(x, tf.constant([0, 1, -1])).numpy(), [1.0, 10.0, 0.0])
     np.testing.assert_array_equal(segment_grad(x, tf.constant([1, -1, 0])).numpy(), [10.0, 0.0, 1.0])
+
+
+def test_predicates_masks_and_grids():
+    x = tf.constant([1.0, np.nan, -np.inf, 0.0])
+    np.testing.assert_array_equal(tf.math.is_nan(x).numpy(), [False, True, False, False])
+    np.testing.assert_array_equal(tf.math.is_inf(x).numpy(), [False, False, True, False])
+    np.testing.assert_array_equal(tf.math.is_finite(x).numpy(), [True, False, False, True])
+    b = tf.constant([[True, False], [True, True]])
+    np.testing.assert_array_equal(tf.reduce_any(b, axis=1).numpy(), [True, True])
+    np.testing.assert_array_equal(tf.reduce_all(b, axis=1).numpy(), [False, True])
+    assert bool(tf.reduce_all(b)) is False
+    with pytest.raises(InvalidArgumentError, match="reduce_any: expected a bool tensor, got float32"):
+        tf.reduce_any(tf.constant([1.0]))
+    c = tf.math.count_nonzero(tf.constant([[0.0, 2.0, 3.0], [0.0, 0.0, 1.0]]), axis=1)
+    assert c.dtype == tf.int64
+    np.testing.assert_array_equal(c.numpy(), [2, 1])
+    np.testing.assert_array_equal(tf.sequence_mask([1, 3], 4).numpy(), [[1, 0, 0, 0], [1, 1, 1, 0]])
+    np.testing.assert_array_equal(tf.sequence_mask(tf.constant([2, 0]), dtype=tf.float32).numpy(), [[1, 1], [0, 0]])
+    a, b2, c3 = np.arange(2.0), np.arange(3.0) + 10, np.arange(4.0) + 100
+    for indexing in ("xy", "ij"):
+        got = tf.meshgrid(tf.constant(a), tf.constant(b2), tf.constant(c3), indexing=indexing)
+        for g, e in zip(got, np.meshgrid(a, b2, c3, indexing=indexing)):
+            np.testing.assert_array_equal(g.numpy(), e)
+
+
+def test_logsumexp_of_minus_infinity_inside_tf_function():
+    @tf.function
+    def lse(x):
+        return tf.reduce_logsumexp(x, axis=1)
+
+    np.testing.assert_allclose(lse(tf.constant([[0.0, 0.0], [1.0, 2.0]])).numpy(),
+                               [np.log(2.0), np.log(np.e + np.e ** 2)], rtol=1e-6)
+    np.testing.assert_array_equal(lse(tf.constant([[-np.inf, -np.inf], [1000.0, 1000.0]])).numpy(),
+                                  [-np.inf, np.float32(1000.0 + np.log(2.0))])

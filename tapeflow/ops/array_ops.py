@@ -765,11 +765,31 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 def meshgrid(*args, indexing="xy", name=None):
-    return [Tensor(a) for a in np.meshgrid(*(to_tensor(a)._value for a in args), indexing=indexing)]
+    """Coordinate grids built with reshape and broadcast_to (differentiable, traceable)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    xs = [reshape(to_tensor(a), [-1]) for a in args]
+    n = len(xs)
+    shape = [x._value.shape[0] for x in xs]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    grids = []
+    for i, x in enumerate(xs):
+        axis = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            axis = 1 - i
+        view = [1] * n
+        view[axis] = x._value.shape[0]
+        grids.append(broadcast_to(reshape(x, view), shape))
+    return grids
 
 
 def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
-    lengths = to_tensor(lengths)._value
-    maxlen = int(lengths.max()) if maxlen is None else int(maxlen)
-    return Tensor((np.arange(maxlen) < lengths[..., None]).astype(dtypes.as_dtype(dtype)._np))
+    lengths = to_tensor(lengths)
+    if maxlen is None:
+        maxlen = int(lengths._value.max()) if lengths._value.size else 0
+    positions = Tensor(np.arange(int(maxlen), dtype=lengths._value.dtype))
+    mask = math_ops.less(positions, expand_dims(lengths, -1))
+    dtype = dtypes.as_dtype(dtype)
+    return mask if dtype.is_bool else math_ops.cast(mask, dtype)
 

@@ -636,16 +636,21 @@ def logical_not(x, name=None):
     return execute("LogicalNot", (to_tensor(x),))
 
 
+for _op_type, _fn in (("IsNan", np.isnan), ("IsInf", np.isinf), ("IsFinite", np.isfinite)):
+    register_op(_op_type)(_fn)
+    no_gradient(_op_type)
+
+
 def is_nan(x, name=None):
-    return Tensor(np.isnan(to_tensor(x)._value))
+    return execute("IsNan", (_check_float(to_tensor(x), "is_nan", "IsNan"),))
 
 
 def is_inf(x, name=None):
-    return Tensor(np.isinf(to_tensor(x)._value))
+    return execute("IsInf", (_check_float(to_tensor(x), "is_inf", "IsInf"),))
 
 
 def is_finite(x, name=None):
-    return Tensor(np.isfinite(to_tensor(x)._value))
+    return execute("IsFinite", (_check_float(to_tensor(x), "is_finite", "IsFinite"),))
 
 
 def zeros_like_(x):

@@ -171,14 +171,33 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     return out if keepdims else array_ops.reshape(out, tuple(d for i, d in enumerate(x._value.shape) if i not in axes))
 
 
+@register_op("Any")
+def _any_fwd(x, axes, keepdims):
+    return np.any(x, axis=axes, keepdims=keepdims)
+
+
+@register_op("All")
+def _all_fwd(x, axes, keepdims):
+    return np.all(x, axis=axes, keepdims=keepdims)
+
+
+no_gradient("Any")
+no_gradient("All")
+
+
+def _bool_reduction(op_type, name, x, axis, keepdims):
+    x = to_tensor(x)
+    if x._value.dtype != np.bool_:
+        raise InvalidArgumentError(f"{name}: expected a bool tensor, got {x.dtype.name}")
+    return execute(op_type, (x,), {"axes": axes_tuple(axis, x._value.ndim, op=name), "keepdims": bool(keepdims)})
+
+
 def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
-    x = to_tensor(input_tensor)
-    return Tensor(np.any(x._value, axis=axes_tuple(axis, x._value.ndim), keepdims=keepdims))
+    return _bool_reduction("Any", "reduce_any", input_tensor, axis, keepdims)
 
 
 def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
-    x = to_tensor(input_tensor)
-    return Tensor(np.all(x._value, axis=axes_tuple(axis, x._value.ndim), keepdims=keepdims))
+    return _bool_reduction("All", "reduce_all", input_tensor, axis, keepdims)
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
@@ -193,8 +212,8 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
 
 def count_nonzero(input, axis=None, keepdims=False, dtype=dtypes.int64, name=None):
     x = to_tensor(input)
-    counts = np.count_nonzero(x._value, axis=axes_tuple(axis, x._value.ndim), keepdims=keepdims)
-    return Tensor(np.asarray(counts, dtype=dtypes.as_dtype(dtype)._np))
+    nonzero = math_ops.not_equal(x, Tensor(np.zeros((), x._value.dtype))) if x._value.dtype != np.bool_ else x
+    return reduce_sum(math_ops.cast(nonzero, dtype), axis, keepdims=keepdims)
 
 
 @register_op("ArgMax")
