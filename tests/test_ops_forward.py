@@ -702,3 +702,12 @@ def test_logsumexp_of_minus_infinity_inside_tf_function():
                                [np.log(2.0), np.log(np.e + np.e ** 2)], rtol=1e-6)
     np.testing.assert_array_equal(lse(tf.constant([[-np.inf, -np.inf], [1000.0, 1000.0]])).numpy(),
                                   [-np.inf, np.float32(1000.0 + np.log(2.0))])
+
+
+def test_linspace():
+    np.testing.assert_allclose(tf.linspace(0.0, 1.0, 5).numpy(), np.linspace(0, 1, 5))
+    got = tf.linspace(tf.constant([0.0, 10.0], tf.float64), tf.constant([1.0, 20.0], tf.float64), 4, axis=0)
+    assert got.dtype == tf.float64
+    np.testing.assert_allclose(got.numpy(), np.linspace([0.0, 10.0], [1.0, 20.0], 4, axis=0), rtol=1e-15)
+    np.testing.assert_array_equal(tf.linspace(2.0, 5.0, 1).numpy(), [2.0])
+    assert tf.linspace(0.0, 3.0, 7).numpy()[-1] == 3.0

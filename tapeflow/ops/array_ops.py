@@ -738,8 +738,24 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
 
 def linspace(start, stop, num, name=None, axis=0):
     s, e = to_tensor(start), to_tensor(stop)
-    dtype = s._value.dtype if s._value.dtype.kind == "f" else np.float32
-    return Tensor(np.linspace(s._value, e._value, int(num), axis=axis).astype(dtype))
+    if s._value.dtype.kind != "f":
+        s = math_ops.cast(s, dtypes.float32)
+    if e._value.dtype != s._value.dtype:
+        e = math_ops.cast(e, s.dtype)
+    num = int(num)
+    # start + (stop - start) * k / (num - 1), written with ops so traced functions stay correct.
+    fractions = np.arange(num, dtype=np.float64) / max(num - 1, 1)
+    frac = Tensor(fractions.astype(s._value.dtype))
+    lead = np.broadcast_shapes(s._value.shape, e._value.shape)
+    s, e = broadcast_to(s, lead), broadcast_to(e, lead)
+    out = math_ops.add(expand_dims(s, -1), math_ops.multiply(expand_dims(math_ops.subtract(e, s), -1), frac))
+    if num:
+        out = concat([out[..., :-1], expand_dims(e, -1)], -1) if num > 1 else out   # exact end point
+    nd = len(lead) + 1
+    axis = normalize_axis(int(axis), nd, op="linspace")
+    if axis != nd - 1:
+        out = transpose(out, list(range(axis)) + [nd - 1] + list(range(axis, nd - 1)))
+    return out
 
 
 @register_op("OneHot")
