@@ -1,1 +1,28 @@
-"""Keras layers and models (tapeflow.layers); filled in by the Keras issue."""
+"""Keras layers and models on the tapeflow engine (``tapeflow.layers``, also ``tf.keras``).
+
+Layers: Layer, Dense, BatchNormalization, Dropout, Activation, Flatten,
+Reshape, InputLayer/Input, Add, Subtract, Multiply, Average, Maximum,
+Minimum, Concatenate, LayerNormalization, Embedding. Models: Sequential,
+functional ``Model(inputs, outputs)`` and subclassed ``Model``, with
+compile/fit/evaluate/predict. Losses, metrics, callbacks, initializers,
+activations, regularizers and constraints live in their own submodules.
+"""
+from . import (activations, backend, callbacks, constraints, initializers, losses, metrics,  # noqa: F401
+               regularizers, serialization_lib)
+from .activation import Activation  # noqa: F401
+from .batch_normalization import BatchNormalization  # noqa: F401
+from .dense import Dense  # noqa: F401
+from .dropout import Dropout  # noqa: F401
+from .dtype_policy import DTypePolicy  # noqa: F401
+from .embedding import Embedding  # noqa: F401
+from .functional import Functional  # noqa: F401
+from .input_layer import Input, InputLayer  # noqa: F401
+from .input_spec import InputSpec  # noqa: F401
+from .keras_tensor import KerasTensor  # noqa: F401
+from .layer import Layer  # noqa: F401
+from .layer_normalization import LayerNormalization  # noqa: F401
+from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract  # noqa: F401
+from .model import Model  # noqa: F401
+from .reshaping import Flatten, Reshape  # noqa: F401
+from .sequential import Sequential  # noqa: F401
+from .variable import KerasVariable  # noqa: F401

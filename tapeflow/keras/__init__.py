@@ -1,1 +1,26 @@
-"""tf.keras compatibility namespace: re-exports tapeflow.layers, tapeflow.optimizers, ..."""
+"""tf.keras compatibility namespace: re-exports tapeflow.layers, tapeflow.optimizers, ...
+
+Nothing is implemented here; ``tf.keras.layers.Dense`` is
+``tapeflow.layers.Dense`` and ``tf.keras.optimizers`` is ``tapeflow.optimizers``.
+"""
+from tapeflow.layers import Input, InputSpec, Layer, Model, Sequential  # noqa: F401
+from tapeflow.layers.dtype_policy import DTypePolicy  # noqa: F401
+from tapeflow.layers.keras_tensor import KerasTensor  # noqa: F401
+from tapeflow.layers.variable import KerasVariable as Variable  # noqa: F401
+
+from . import (activations, backend, callbacks, constraints, initializers, layers, losses, metrics,  # noqa: F401
+               models, regularizers, utils)
+
+__version__ = "3.15.1"
+
+_LAZY = {"optimizers": "tapeflow.optimizers", "saving": "tapeflow.saving"}
+
+
+def __getattr__(name):
+    """tf.keras.optimizers and tf.keras.saving are the tapeflow packages of those names, loaded on first use."""
+    if name in _LAZY:
+        import importlib
+        module = importlib.import_module(_LAZY[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'tapeflow.keras' has no attribute {name!r}")

@@ -1,0 +1,636 @@
+"""Callbacks (``keras.callbacks``): hooks into fit, evaluate and predict."""
+import csv
+import math
+import os
+import warnings
+
+import numpy as np
+
+from .progbar import Progbar
+from .serialization_lib import keras_export
+
+
+@keras_export("keras.callbacks.Callback")
+class Callback:
+    """Base class; ``self.model`` and ``self.params`` are set before training starts."""
+
+    def __init__(self):
+        self.params = None
+        self._model = None
+
+    def set_params(self, params):
+        self.params = params
+
+    def set_model(self, model):
+        self._model = model
+
+    @property
+    def model(self):
+        return self._model
+
+    def on_batch_begin(self, batch, logs=None):
+        """Alias of on_train_batch_begin (kept for older callbacks)."""
+
+    def on_batch_end(self, batch, logs=None):
+        """Alias of on_train_batch_end (kept for older callbacks)."""
+
+    def on_epoch_begin(self, epoch, logs=None):
+        pass
+
+    def on_epoch_end(self, epoch, logs=None):
+        pass
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.on_batch_begin(batch, logs=logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.on_batch_end(batch, logs=logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_test_batch_end(self, batch, logs=None):
+        pass
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        pass
+
+    def on_predict_batch_end(self, batch, logs=None):
+        pass
+
+    def on_train_begin(self, logs=None):
+        pass
+
+    def on_train_end(self, logs=None):
+        pass
+
+    def on_test_begin(self, logs=None):
+        pass
+
+    def on_test_end(self, logs=None):
+        pass
+
+    def on_predict_begin(self, logs=None):
+        pass
+
+    def on_predict_end(self, logs=None):
+        pass
+
+
+def _overrides(callback, *names):
+    return any(getattr(type(callback), n) is not getattr(Callback, n) for n in names)
+
+
+_BATCH_HOOKS = {
+    "on_train_batch_begin": ("on_train_batch_begin", "on_batch_begin"),
+    "on_train_batch_end": ("on_train_batch_end", "on_batch_end"),
+    "on_test_batch_begin": ("on_test_batch_begin",),
+    "on_test_batch_end": ("on_test_batch_end",),
+    "on_predict_batch_begin": ("on_predict_batch_begin",),
+    "on_predict_batch_end": ("on_predict_batch_end",),
+}
+
+
+@keras_export("keras.callbacks.CallbackList")
+class CallbackList(Callback):
+    """Calls every callback in order; adds History and the progress bar when asked."""
+
+    def __init__(self, callbacks=None, add_history=False, add_progbar=False, model=None, **params):
+        super().__init__()
+        self.callbacks = list(callbacks) if callbacks else []
+        for cb in self.callbacks:
+            if not isinstance(cb, Callback) and not hasattr(cb, "on_epoch_end"):
+                raise TypeError(f"Expected a Callback instance, got {cb!r} of type {type(cb).__name__}")
+        history = next((cb for cb in self.callbacks if isinstance(cb, History)), None)
+        progbar = next((cb for cb in self.callbacks if isinstance(cb, ProgbarLogger)), None)
+        if history is None and add_history:
+            self.callbacks.append(History())
+        if progbar is None and add_progbar:
+            self.callbacks.append(ProgbarLogger())
+        if model is not None:
+            self.set_model(model)
+        if params:
+            self.set_params(params)
+        self._batch_callbacks = {hook: [cb for cb in self.callbacks if not isinstance(cb, Callback)
+                                        or _overrides(cb, *names)] for hook, names in _BATCH_HOOKS.items()}
+
+    def append(self, callback):
+        self.callbacks.append(callback)
+        for hook, names in _BATCH_HOOKS.items():
+            if _overrides(callback, *names):
+                self._batch_callbacks[hook].append(callback)
+
+    def set_params(self, params):
+        self.params = params
+        for cb in self.callbacks:
+            cb.set_params(params)
+
+    def set_model(self, model):
+        super().set_model(model)
+        for cb in self.callbacks:
+            cb.set_model(model)
+
+    def _call(self, hook, *args):
+        for cb in self.callbacks:
+            getattr(cb, hook)(*args)
+
+    def _call_batch(self, hook, batch, logs):
+        for cb in self._batch_callbacks[hook]:
+            getattr(cb, hook)(batch, logs)
+
+    def on_batch_begin(self, batch, logs=None):
+        self._call_batch("on_train_batch_begin", batch, logs)
+
+    def on_batch_end(self, batch, logs=None):
+        self._call_batch("on_train_batch_end", batch, logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._call_batch("on_train_batch_begin", batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._call_batch("on_train_batch_end", batch, logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._call_batch("on_test_batch_begin", batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._call_batch("on_test_batch_end", batch, logs)
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        self._call_batch("on_predict_batch_begin", batch, logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._call_batch("on_predict_batch_end", batch, logs)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._call("on_epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._call("on_epoch_end", epoch, logs)
+
+    def on_train_begin(self, logs=None):
+        self._call("on_train_begin", logs)
+
+    def on_train_end(self, logs=None):
+        self._call("on_train_end", logs)
+
+    def on_test_begin(self, logs=None):
+        self._call("on_test_begin", logs)
+
+    def on_test_end(self, logs=None):
+        self._call("on_test_end", logs)
+
+    def on_predict_begin(self, logs=None):
+        self._call("on_predict_begin", logs)
+
+    def on_predict_end(self, logs=None):
+        self._call("on_predict_end", logs)
+
+
+@keras_export("keras.callbacks.History")
+class History(Callback):
+    """Records the logs of every epoch: ``history.history['loss']`` etc.; ``fit`` returns it."""
+
+    def __init__(self):
+        super().__init__()
+        self.history = {}
+        self.epoch = []
+
+    def on_train_begin(self, logs=None):
+        self.epoch = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epoch.append(epoch)
+        for key, value in (logs or {}).items():
+            self.history.setdefault(key, []).append(value)
+        if self.model is not None:
+            self.model.history = self
+
+
+@keras_export("keras.callbacks.ProgbarLogger")
+class ProgbarLogger(Callback):
+    """Prints ``Epoch i/N`` and the progress bar (fit), or just the bar (evaluate, predict)."""
+
+    def __init__(self):
+        super().__init__()
+        self.verbose = 1
+        self.epochs = 1
+        self.target = None
+        self.progbar = None
+        self._called_in_fit = False
+
+    def set_params(self, params):
+        verbose = params.get("verbose", 1)
+        self.verbose = 1 if verbose == "auto" else verbose
+        self.epochs = params.get("epochs", 1)
+        self.target = params.get("steps")
+
+    def _reset(self):
+        if self.progbar is not None:
+            self.progbar.close()
+        self.progbar = Progbar(target=self.target, verbose=self.verbose, unit_name="step")
+        self._seen = 0
+
+    def _update(self, batch, logs):
+        self._seen = batch + 1
+        if self.progbar is None:
+            self._reset()
+        self.progbar.update(self._seen, list((logs or {}).items()), finalize=False)
+
+    def _finalize(self, logs):
+        if self.progbar is None:
+            self._reset()
+        if self.target is None:
+            self.target = self._seen
+            self.progbar.target = self.target
+        self.progbar.update(self.target, list((logs or {}).items()), finalize=True)
+
+    def on_train_begin(self, logs=None):
+        self._called_in_fit = True
+
+    def on_train_end(self, logs=None):
+        self._called_in_fit = False
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._reset()
+        if self.verbose and self.epochs > 1:
+            print(f"Epoch {epoch + 1}/{self.epochs}", flush=True)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._update(batch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._finalize(logs)
+
+    def on_test_begin(self, logs=None):
+        if not self._called_in_fit:
+            self._reset()
+
+    def on_test_batch_end(self, batch, logs=None):
+        if not self._called_in_fit:
+            self._update(batch, logs)
+
+    def on_test_end(self, logs=None):
+        if not self._called_in_fit:
+            self._finalize(logs)
+
+    def on_predict_begin(self, logs=None):
+        self._reset()
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._update(batch, None)
+
+    def on_predict_end(self, logs=None):
+        self._finalize(None)
+
+
+def _monitor_direction(model, monitor):
+    """'min' or 'max' for a monitored quantity, from its name and the model's metrics."""
+    name = monitor[4:] if monitor.startswith("val_") else monitor
+    if name.endswith("loss"):
+        return "min"
+    metrics = []
+    for m in (getattr(model, "metrics", None) or []):
+        metrics.extend(m.metrics if hasattr(m, "metrics") else [m])
+    for m in metrics:
+        if getattr(m, "name", None) == name and getattr(m, "_direction", None):
+            return "max" if m._direction == "up" else "min"
+    lowered = name.lower()
+    if lowered in ("acc", "accuracy", "auc") or lowered.endswith(("accuracy", "_acc", "auc", "precision", "recall")):
+        return "max"
+    if lowered.endswith(("error", "mse", "mae", "mape", "msle", "crossentropy", "hinge", "divergence")):
+        return "min"
+    return None
+
+
+class _MonitorMixin:
+    def _resolve_mode(self, owner_name):
+        if self.mode == "min":
+            return "min"
+        if self.mode == "max":
+            return "max"
+        direction = _monitor_direction(self.model, self.monitor)
+        if direction is None:
+            raise ValueError(f"{owner_name} callback received monitor={self.monitor}, but tapeflow isn't able to "
+                             "automatically determine whether that metric should be maximized or minimized. Pass "
+                             "`mode='max'` in order to monitor based on the highest metric value, or pass "
+                             "`mode='min'` in order to use the lowest value.")
+        return direction
+
+
+@keras_export("keras.callbacks.EarlyStopping")
+class EarlyStopping(_MonitorMixin, Callback):
+    """Stops training when ``monitor`` has not improved for ``patience`` epochs."""
+
+    def __init__(self, monitor="val_loss", min_delta=0, patience=0, verbose=0, mode="auto", baseline=None,
+                 restore_best_weights=False, start_from_epoch=0):
+        super().__init__()
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"EarlyStopping mode {mode} is unknown, fallback to auto mode.", stacklevel=2)
+            mode = "auto"
+        self.monitor = monitor
+        self.min_delta = abs(min_delta)
+        self.patience = patience
+        self.verbose = verbose
+        self.mode = mode
+        self.baseline = baseline
+        self.restore_best_weights = restore_best_weights
+        self.start_from_epoch = start_from_epoch
+        self.wait = 0
+        self.stopped_epoch = 0
+        self.best = None
+        self.best_weights = None
+        self.best_epoch = 0
+        self._direction = None
+
+    def on_train_begin(self, logs=None):
+        self.wait = 0
+        self.stopped_epoch = 0
+        self.best = None
+        self.best_weights = None
+        self.best_epoch = 0
+        self._direction = None
+
+    def _improves(self, value, reference):
+        if reference is None:
+            return True
+        if self._direction == "min":
+            return value - self.min_delta < reference
+        return value - self.min_delta > reference
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self._direction is None:
+            self._direction = self._resolve_mode("EarlyStopping")
+        current = (logs or {}).get(self.monitor)
+        if current is None:
+            warnings.warn(f"Early stopping conditioned on metric `{self.monitor}` which is not available. Available "
+                          f"metrics are: {','.join(logs or {})}", stacklevel=2)
+            return
+        if epoch < self.start_from_epoch:
+            return
+        if self.restore_best_weights and self.best_weights is None:
+            self.best_weights = self.model.get_weights()
+            self.best_epoch = epoch
+        self.wait += 1
+        if self._improves(current, self.best):
+            self.best = current
+            self.best_epoch = epoch
+            if self.restore_best_weights:
+                self.best_weights = self.model.get_weights()
+            if self.baseline is None or self._improves(current, self.baseline):
+                self.wait = 0
+            return
+        if self.wait >= self.patience and epoch > 0:
+            self.stopped_epoch = epoch
+            self.model.stop_training = True
+
+    def on_train_end(self, logs=None):
+        if self.stopped_epoch > 0 and self.verbose > 0:
+            print(f"Epoch {self.stopped_epoch + 1}: early stopping")
+        if self.restore_best_weights and self.best_weights is not None:
+            if self.verbose > 0:
+                print(f"Restoring model weights from the end of the best epoch: {self.best_epoch + 1}.")
+            self.model.set_weights(self.best_weights)
+
+
+def _get_lr(model):
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is None or not hasattr(optimizer, "learning_rate"):
+        raise ValueError('The optimizer must have a "learning_rate" attribute.')
+    return float(np.asarray(getattr(optimizer.learning_rate, "numpy", lambda: optimizer.learning_rate)()))
+
+
+def _set_lr(model, value):
+    model.optimizer.learning_rate = float(value)
+
+
+@keras_export("keras.callbacks.LearningRateScheduler")
+class LearningRateScheduler(Callback):
+    """Sets the learning rate at the start of each epoch to ``schedule(epoch, lr)``."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule = schedule
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        lr = _get_lr(self.model)
+        try:
+            lr = self.schedule(epoch, lr)
+        except TypeError:  # a schedule of the epoch only
+            lr = self.schedule(epoch)
+        lr = float(np.asarray(getattr(lr, "_value", lr)))
+        if not math.isfinite(lr):
+            raise ValueError(f'The output of the "schedule" function should be a float. Got: {lr}')
+        _set_lr(self.model, lr)
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {_get_lr(self.model)}.")
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = _get_lr(self.model)
+
+
+@keras_export("keras.callbacks.ReduceLROnPlateau")
+class ReduceLROnPlateau(_MonitorMixin, Callback):
+    """Multiplies the learning rate by ``factor`` when ``monitor`` stops improving for ``patience`` epochs."""
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto", min_delta=1e-4,
+                 cooldown=0, min_lr=0.0, **kwargs):
+        super().__init__()
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received factor={factor}")
+        if kwargs:
+            raise ValueError(f"Unrecognized keyword arguments passed to ReduceLROnPlateau: {kwargs}")
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"Learning rate reduction mode {mode} is unknown, fallback to auto mode.", stacklevel=2)
+            mode = "auto"
+        self.monitor = monitor
+        self.factor = factor
+        self.patience = patience
+        self.verbose = verbose
+        self.mode = mode
+        self.min_delta = min_delta
+        self.cooldown = cooldown
+        self.min_lr = min_lr
+        self._reset()
+
+    def _reset(self):
+        self.wait = 0
+        self.cooldown_counter = 0
+        self.best = None
+        self._direction = None
+
+    def on_train_begin(self, logs=None):
+        self._reset()
+
+    def _improves(self, current):
+        if self.best is None:
+            return True
+        if self._direction == "min":
+            return current < self.best - self.min_delta
+        return current > self.best + self.min_delta
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs if logs is not None else {}
+        if self._direction is None:
+            self._direction = self._resolve_mode("ReduceLROnPlateau")
+        logs["learning_rate"] = _get_lr(self.model)
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(logs)}.", stacklevel=2)
+            return
+        in_cooldown = self.cooldown_counter > 0
+        if in_cooldown:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        if self._improves(current):
+            self.best = current
+            self.wait = 0
+        elif not in_cooldown:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old_lr = _get_lr(self.model)
+                if old_lr > np.float32(self.min_lr):
+                    new_lr = max(old_lr * self.factor, self.min_lr)
+                    _set_lr(self.model, new_lr)
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new_lr}.")
+                    self.cooldown_counter = self.cooldown
+                    self.wait = 0
+
+
+@keras_export("keras.callbacks.CSVLogger")
+class CSVLogger(Callback):
+    """Writes one CSV row per epoch: ``epoch`` then the log keys (sorted)."""
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.filename = os.fspath(filename)
+        self.sep = separator
+        self.append = append
+        self.keys = None
+        self.writer = None
+        self.csv_file = None
+
+    def on_train_begin(self, logs=None):
+        write_header = True
+        if self.append and os.path.exists(self.filename):
+            with open(self.filename) as f:
+                write_header = not bool(f.readline())
+        self._write_header = write_header
+        self.csv_file = open(self.filename, "a" if self.append else "w", newline="")
+        self.keys = None
+        self.writer = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = logs or {}
+
+        def handle(value):
+            if isinstance(value, (list, tuple, np.ndarray)) and np.ndim(value) > 0:
+                return f'"[{", ".join(map(str, np.ravel(value)))}]"'
+            return value
+        if self.keys is None:
+            self.keys = sorted(logs)
+            if self.keys and not any(k.startswith("val_") for k in self.keys):
+                self.keys.extend("val_" + k for k in list(self.keys))
+        if self.writer is None:
+            sep = self.sep
+
+            class Dialect(csv.excel):
+                delimiter = sep
+            self.writer = csv.DictWriter(self.csv_file, fieldnames=["epoch"] + self.keys, dialect=Dialect)
+            if self._write_header:
+                self.writer.writeheader()
+        row = {"epoch": epoch}
+        row.update((key, handle(logs.get(key, "NA"))) for key in self.keys)
+        self.writer.writerow(row)
+        self.csv_file.flush()
+
+    def on_train_end(self, logs=None):
+        if self.csv_file is not None:
+            self.csv_file.close()
+            self.csv_file = None
+        self.writer = None
+
+
+@keras_export("keras.callbacks.LambdaCallback")
+class LambdaCallback(Callback):
+    """A callback made of plain functions: ``LambdaCallback(on_epoch_end=lambda epoch, logs: ...)``."""
+
+    _HOOKS = ("on_epoch_begin", "on_epoch_end", "on_train_begin", "on_train_end", "on_train_batch_begin",
+              "on_train_batch_end", "on_batch_begin", "on_batch_end", "on_test_begin", "on_test_end",
+              "on_test_batch_begin", "on_test_batch_end", "on_predict_begin", "on_predict_end",
+              "on_predict_batch_begin", "on_predict_batch_end")
+
+    def __init__(self, on_epoch_begin=None, on_epoch_end=None, on_train_begin=None, on_train_end=None,
+                 on_train_batch_begin=None, on_train_batch_end=None, **kwargs):
+        super().__init__()
+        given = dict(kwargs, on_epoch_begin=on_epoch_begin, on_epoch_end=on_epoch_end, on_train_begin=on_train_begin,
+                     on_train_end=on_train_end, on_train_batch_begin=on_train_batch_begin,
+                     on_train_batch_end=on_train_batch_end)
+        unknown = set(given) - set(self._HOOKS)
+        if unknown:
+            raise ValueError(f"LambdaCallback got unknown hooks: {sorted(unknown)}. Known hooks: {self._HOOKS}")
+        self._functions = {k: v for k, v in given.items() if v is not None}
+
+    def _dispatch(self, hook, *args):
+        fn = self._functions.get(hook)
+        if fn is not None:
+            fn(*args)
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._dispatch("on_epoch_begin", epoch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._dispatch("on_epoch_end", epoch, logs)
+
+    def on_train_begin(self, logs=None):
+        self._dispatch("on_train_begin", logs)
+
+    def on_train_end(self, logs=None):
+        self._dispatch("on_train_end", logs)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._dispatch("on_train_batch_begin", batch, logs)
+        self._dispatch("on_batch_begin", batch, logs)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._dispatch("on_train_batch_end", batch, logs)
+        self._dispatch("on_batch_end", batch, logs)
+
+    def on_test_begin(self, logs=None):
+        self._dispatch("on_test_begin", logs)
+
+    def on_test_end(self, logs=None):
+        self._dispatch("on_test_end", logs)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._dispatch("on_test_batch_begin", batch, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._dispatch("on_test_batch_end", batch, logs)
+
+    def on_predict_begin(self, logs=None):
+        self._dispatch("on_predict_begin", logs)
+
+    def on_predict_end(self, logs=None):
+        self._dispatch("on_predict_end", logs)
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        self._dispatch("on_predict_batch_begin", batch, logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._dispatch("on_predict_batch_end", batch, logs)
+
+
+@keras_export("keras.callbacks.TerminateOnNaN")
+class TerminateOnNaN(Callback):
+    """Stops training as soon as the batch loss is NaN or infinite."""
+
+    def on_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(np.asarray(loss))):
+            print(f"Batch {batch}: Invalid loss, terminating training")
+            self.model.stop_training = True
