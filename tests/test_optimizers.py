@@ -1,7 +1,6 @@
 """tapeflow.optimizers: Keras 3 numbers bit for bit, the base-class pipeline
 (clipping, weight decay, EMA, accumulation, schedules), variable order and
 names, config round trips, saving, and errors that leave state unchanged."""
-import io
 import json
 import weakref
 import zipfile
