@@ -135,7 +135,8 @@ def test_second_derivative_matches_finite_differences(f, inputs):
 @pytest.mark.parametrize("f, inputs", SECOND)
 def test_hessian_jacobian_matches_gradient_loop(f, inputs):
     first = vjp_fn(f)
-    check_jacobian(lambda *xs: first(*xs)[0], *inputs)
+    hessian = check_jacobian(lambda *xs: first(*xs)[0], *inputs)
+    assert any(h is not None for h in hessian)
 
 
 JACOBIAN_OF = [
