@@ -13,6 +13,9 @@ import pytest
 
 import tapeflow as tf
 from gradcheck import check_gradients, check_jacobian
+from tapeflow.ops import array_ops as _A
+from tapeflow.ops import nn_ops as _N
+from tapeflow.ops import reduction_ops as _R
 
 rng = np.random.default_rng(20240601)
 
@@ -239,6 +242,15 @@ case("repeat", lambda x: tf.repeat(x, [1, 2, 0], axis=0), r(3, 2))
 case("identity", tf.identity, r(3))
 case("fill", lambda v: tf.fill([2, 3], v), r())
 case("unsorted_segment_sum", lambda x: tf.math.unsorted_segment_sum(x, tf.constant([1, 0, 1, -1]), 3), r(4, 2))
+
+# Ops implemented in tapeflow.ops but not (yet) exported by the tf namespaces.
+case("gather_nd", lambda x: _A.gather_nd(x, [[0, 1], [1, 2], [0, 1]]), r(2, 3, 2))
+case("gather_nd_full_depth", lambda x: _A.gather_nd(x, [[[1, 0]], [[0, 2]]]), r(2, 3))
+case("sort", lambda x: _A.sort(x), r(2, 4))
+case("sort_axis0_descending", lambda x: _A.sort(x, axis=0, direction="DESCENDING"), r(3, 2))
+case("top_k_values", lambda x: _N.top_k(x, 2)[0], r(2, 4))
+case("log_sigmoid", _N.log_sigmoid, r(5, lo=-30, hi=30))
+case("reduce_euclidean_norm", lambda x: _R.reduce_euclidean_norm(x, axis=1, keepdims=True), r(2, 3))
 
 # ------------------------------------------------------------------------ nn ---
 case("relu", tf.nn.relu, away(3, 4))

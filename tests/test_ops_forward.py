@@ -8,6 +8,7 @@ import pytest
 
 import tapeflow as tf
 from tapeflow.errors import InvalidArgumentError
+from tapeflow.ops import array_ops, nn_ops, reduction_ops
 
 rng = np.random.default_rng(5)
 _erf = np.vectorize(math.erf)
@@ -711,3 +712,27 @@ def test_linspace():
     np.testing.assert_allclose(got.numpy(), np.linspace([0.0, 10.0], [1.0, 20.0], 4, axis=0), rtol=1e-15)
     np.testing.assert_array_equal(tf.linspace(2.0, 5.0, 1).numpy(), [2.0])
     assert tf.linspace(0.0, 3.0, 7).numpy()[-1] == 3.0
+
+
+def test_ops_not_yet_exported_by_the_namespaces():
+    """gather_nd, sort, argsort, top_k, log_sigmoid, reduce_euclidean_norm (in tapeflow.ops, ready to export)."""
+    p = rng.uniform(-1, 1, (2, 3, 4))
+    idx = np.array([[0, 2], [1, 1], [1, 0]])
+    np.testing.assert_array_equal(array_ops.gather_nd(tf.constant(p), idx).numpy(), p[idx[:, 0], idx[:, 1]])
+    np.testing.assert_array_equal(array_ops.gather_nd(tf.constant(p), [[[1, 2, 3]]]).numpy(), [[p[1, 2, 3]]])
+    with pytest.raises(InvalidArgumentError, match=r"gather_nd: indices\[1\] = \[2, 0\] does not index"):
+        array_ops.gather_nd(tf.constant(p), [[0, 0], [2, 0]])
+    x = rng.uniform(-1, 1, (3, 5))
+    np.testing.assert_array_equal(array_ops.sort(tf.constant(x)).numpy(), np.sort(x))
+    np.testing.assert_array_equal(array_ops.sort(tf.constant(x), axis=0, direction="DESCENDING").numpy(),
+                                  -np.sort(-x, axis=0))
+    np.testing.assert_array_equal(array_ops.argsort(tf.constant(x)).numpy(), np.argsort(x, kind="stable"))
+    values, indices = nn_ops.top_k(tf.constant([[3.0, 1.0, 2.0, 3.0], [0.0, -1.0, 5.0, 4.0]]), k=3)
+    np.testing.assert_array_equal(values.numpy(), [[3.0, 3.0, 2.0], [5.0, 4.0, 0.0]])
+    np.testing.assert_array_equal(indices.numpy(), [[0, 3, 2], [2, 3, 0]])
+    with pytest.raises(InvalidArgumentError, match="top_k: k=5 must be between 0 and the size 4"):
+        nn_ops.top_k(tf.ones([4]), 5)
+    z = np.array([-800.0, -2.0, 0.0, 3.0, 800.0])
+    np.testing.assert_allclose(nn_ops.log_sigmoid(tf.constant(z)).numpy(), -np.logaddexp(0, -z), rtol=1e-12)
+    np.testing.assert_allclose(reduction_ops.reduce_euclidean_norm(tf.constant(x), axis=0).numpy(),
+                               np.linalg.norm(x, axis=0), rtol=1e-12)

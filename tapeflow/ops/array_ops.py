@@ -809,3 +809,72 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
     dtype = dtypes.as_dtype(dtype)
     return mask if dtype.is_bool else math_ops.cast(mask, dtype)
 
+
+
+# ------------------------------------------------------- gather_nd / sorting ---
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """tf.gather_nd: ``indices[..., :K]`` index the first K dimensions of ``params``.
+
+    Written as one flat gather whose linear index is computed with ops, so the
+    gradient (a segment sum) and traced functions come for free.
+    """
+    params, indices = to_tensor(params), to_tensor(indices)
+    if int(batch_dims):
+        raise ValueError("gather_nd: batch_dims other than 0 is not supported; use tf.gather with batch_dims")
+    ids = indices._value
+    if ids.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"gather_nd: indices must be integers, got {indices.dtype.name}")
+    if ids.ndim == 0:
+        raise InvalidArgumentError("gather_nd: indices must have rank >= 1")
+    k = ids.shape[-1]
+    ps = params._value.shape
+    if k > len(ps):
+        raise InvalidArgumentError(f"gather_nd: index depth {k} is larger than the rank {len(ps)} of params {params.shape}")
+    head = ps[:k]
+    for position in np.argwhere((ids < 0) | (ids >= np.array(head, dtype=np.int64))):
+        raise InvalidArgumentError(f"gather_nd: indices{''.join(f'[{int(i)}]' for i in position[:-1])} = "
+                                   f"{ids[tuple(position[:-1])].tolist()} does not index into params of shape "
+                                   f"{params.shape}")
+    strides = Tensor(np.array([int(np.prod(head[i + 1:], dtype=np.int64)) for i in range(k)], dtype=ids.dtype))
+    linear = reduction_ops.reduce_sum(math_ops.multiply(indices, strides), -1) if k else \
+        Tensor(np.zeros(ids.shape[:-1], ids.dtype))
+    flat = reshape(params, (int(np.prod(head, dtype=np.int64)),) + ps[k:])
+    return gather(flat, linear)
+
+
+@register_op("ArgSort")
+def _argsort_fwd(x, axis, descending):
+    # Stable: equal values keep their order (TensorFlow's top_k also prefers the lower index).
+    if descending:
+        return (x.shape[axis] - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)).astype(np.int32)
+    return np.argsort(x, axis=axis, kind="stable").astype(np.int32)
+
+
+no_gradient("ArgSort")
+
+
+def argsort(values, axis=-1, direction="ASCENDING", stable=False, name=None):
+    x = to_tensor(values)
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise ValueError(f"argsort: direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
+    axis = normalize_axis(int(axis), x._value.ndim, op="argsort")
+    return execute("ArgSort", (x,), {"axis": axis, "descending": direction == "DESCENDING"})
+
+
+def take_along_axis(x, indices, axis):
+    """x values at ``indices`` along ``axis`` (same rank), differentiable in x."""
+    x, indices = to_tensor(x), to_tensor(indices)
+    nd = x._value.ndim
+    axis = normalize_axis(int(axis), nd, op="take_along_axis")
+    last = nd - 1
+    if axis != last:
+        perm = list(range(nd))
+        perm[axis], perm[last] = perm[last], perm[axis]
+        x, indices = transpose(x, perm), transpose(indices, perm)
+    out = gather(x, indices, axis=last, batch_dims=last) if last else gather(x, indices)
+    return transpose(out, perm) if axis != last else out
+
+
+def sort(values, axis=-1, direction="ASCENDING", name=None):
+    """tf.sort: values sorted along ``axis``; the gradient flows back to the original positions."""
+    return take_along_axis(values, argsort(values, axis, direction), axis)

@@ -504,3 +504,23 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     # The mask is an op (not a constant), so a traced tf.function draws a new one on every call.
     return math_ops.multiply(x, random_ops.dropout_mask(shape, rate, x.dtype, seed))
 
+
+
+def top_k(input, k=1, sorted=True, name=None):
+    """The k largest entries of the last axis and their indices (ties: the lower index first)."""
+    x = to_tensor(input)
+    if x._value.ndim == 0:
+        raise InvalidArgumentError("top_k: input must have rank >= 1")
+    k = int(k)
+    n = x._value.shape[-1]
+    if not 0 <= k <= n:
+        raise InvalidArgumentError(f"top_k: k={k} must be between 0 and the size {n} of the last axis")
+    order = array_ops.argsort(x, -1, "DESCENDING")
+    indices = order[..., :k]
+    return array_ops.take_along_axis(x, indices, -1), indices
+
+
+def log_sigmoid(x, name=None):
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    x = to_tensor(x)
+    return math_ops.negative(softplus(math_ops.negative(x)))

@@ -344,3 +344,8 @@ def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     x = to_tensor(x)
     axis = _single_axis(axis, x._value.ndim, "cumsum")
     return execute("Cumsum", (x,), {"axis": axis, "exclusive": bool(exclusive), "reverse": bool(reverse)})
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    x = to_tensor(input_tensor)
+    return math_ops.sqrt(reduce_sum(math_ops.square(x), axis, keepdims=keepdims))
