@@ -23,7 +23,7 @@ def _arrays(inputs):
 
 
 def _outputs(y):
-    """f's result as a list of numpy arrays (None -> None) and the list of Tensors."""
+    """f's result as a list of Tensors (entries may be None)."""
     ys = list(y) if isinstance(y, (list, tuple)) else [y]
     return ys
 

@@ -5,7 +5,7 @@ from ..framework.errors import InvalidArgumentError
 from ..framework.recording import recording_anything
 from ..framework.tensor import Tensor
 from . import array_ops, math_ops, random_ops, reduction_ops
-from .common import RegisterGradient, batch_ndim, execute, no_gradient, normalize_axis, register_op, to_tensor
+from .common import RegisterGradient, batch_ndim, execute, normalize_axis, register_op, to_tensor
 
 
 class _LazyKernels:
