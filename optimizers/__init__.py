@@ -15,14 +15,15 @@ from .adamw import AdamW
 from .base_optimizer import Optimizer
 from .lion import Lion
 from .nadam import Nadam
+from .newton import Newton
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 _MODULE = "keras.optimizers"
-_BUILTIN = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion)
+_BUILTIN = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Newton)
 ALL_OBJECTS_DICT = {cls.__name__.lower(): cls for cls in _BUILTIN}
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion",
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion", "Newton",
            "schedules", "get", "serialize", "deserialize"]
 
 
