@@ -15,7 +15,9 @@ from .ops.array_ops import (boolean_mask, broadcast_static_shape, broadcast_to, 
                             fill, gather, identity, identity_n, linspace, meshgrid, one_hot, ones, ones_like, pad,
                             rank, repeat, reshape, reverse, sequence_mask, shape, shape_n, size, split, squeeze,
                             stack, stop_gradient, strided_slice, tile, transpose, unstack, where, zeros, zeros_like)
+from .ops.array_ops import argsort, gather_nd, sort  # noqa: F401
 from .ops.array_ops import range_ as range  # noqa: F401,A004
+from .ops.nn_ops import sigmoid  # noqa: F401
 from .ops.array_ops import slice_ as slice  # noqa: F401,A004
 from .ops.math_ops import (abs, add, add_n, cast, clip_by_global_norm, clip_by_norm, clip_by_value, cos,  # noqa: F401
                            divide, einsum, equal, exp, floor, global_norm, greater, greater_equal, less,

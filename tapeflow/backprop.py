@@ -161,6 +161,9 @@ def backward(records, targets, target_grads, source_ids):
             if key in depends and t._value.dtype.kind in "fc":
                 if type(g) is not Tensor:
                     g = convert_to_tensor(g)
+                if g._value.shape[g._value.ndim - t._value.ndim:] != t._value.shape:
+                    raise ValueError(f"The gradient function of {rec.type!r} returned a gradient of shape {g.shape} "
+                                     f"for an input of shape {t.shape}")
                 previous = grads.get(key)
                 grads[key] = g if previous is None else math_ops.add(previous, g)
     return [grads.get(s) for s in source_ids]
@@ -319,6 +322,12 @@ class GradientTape:
             if og._value.dtype != t._value.dtype:
                 raise ValueError(f"output_gradients[{i}] has dtype {og.dtype.name} but target {i} has dtype "
                                  f"{t.dtype.name}")
+            if og._value.shape != t._value.shape:
+                try:
+                    og = Tensor(np.broadcast_to(og._value, t._value.shape))
+                except ValueError:
+                    raise ValueError(f"output_gradients[{i}] has shape {og.shape}, which does not broadcast to "
+                                     f"the shape {t.shape} of target {i}") from None
             seeds.append(og)
         return seeds
 

@@ -13,3 +13,5 @@ from .ops.reduction_ops import (argmax, argmin, count_nonzero, cumsum, reduce_al
 from .ops.linalg_ops import l2_normalize  # noqa: F401
 from .ops.math_ops import complex_ as complex  # noqa: F401
 from .ops.array_ops import unsorted_segment_sum  # noqa: F401
+from .ops.nn_ops import log_sigmoid, top_k  # noqa: F401
+from .ops.reduction_ops import reduce_euclidean_norm  # noqa: F401

@@ -5,3 +5,4 @@ from .ops.nn_ops import (batch_normalization, bias_add, dropout, elu, gelu, l2_l
                          log_softmax, moments, relu, relu6, selu, sigmoid, sigmoid_cross_entropy_with_logits, silu,
                          softmax, softmax_cross_entropy_with_logits, softplus, softsign,
                          sparse_softmax_cross_entropy_with_logits, swish, weighted_cross_entropy_with_logits)
+from .ops.nn_ops import log_sigmoid, top_k  # noqa: F401

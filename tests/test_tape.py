@@ -545,3 +545,28 @@ def test_no_recording_without_an_active_tape():
     x = tf.constant(2.0)
     y = x * x + tf.sin(x)
     assert recording.active_tapes == [] and float(y) == pytest.approx(4 + np.sin(2.0), rel=1e-6)
+
+
+def test_scalar_output_gradients_broadcast_to_the_target_for_any_op():
+    x = tf.constant([1.0, 2.0, 3.0])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = x + 1.0
+        r = tf.reshape(x, [3, 1])
+    assert tape.gradient(y, x, output_gradients=2.0).numpy().tolist() == [2.0, 2.0, 2.0]
+    assert tape.gradient(r, x, output_gradients=3.0).numpy().tolist() == [3.0, 3.0, 3.0]
+    with pytest.raises(ValueError, match=r"output_gradients\[0\] has shape \(2,\), which does not broadcast"):
+        tape.gradient(y, x, output_gradients=tf.constant([1.0, 2.0]))
+
+
+def test_a_gradient_function_returning_the_wrong_shape_is_named():
+    from tapeflow.framework.recording import execute, register_op
+    register_op("TapeTestBadShapeGrad")(lambda x: x * 1)
+    tf.RegisterGradient("TapeTestBadShapeGrad")(lambda op, grad: tf.ones([5]))
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = execute("TapeTestBadShapeGrad", (x,))
+    with pytest.raises(ValueError, match=r"The gradient function of 'TapeTestBadShapeGrad' returned a gradient of "
+                                         r"shape \(5,\) for an input of shape \(2,\)"):
+        tape.gradient(y, x)

@@ -174,3 +174,17 @@ def test_module_tracks_variables_in_attributes_lists_and_dicts():
     assert all(g is not None for g in grads) and y.numpy().tolist() == [[12.0]]
     with pytest.raises(ValueError, match="is not a valid module name"):
         tf.Module(name="bad name!")
+
+
+def test_lists_of_tensors_pack_with_the_tensors_dtype():
+    t = tf.convert_to_tensor([tf.constant(1.0, tf.float64), 2.0])
+    assert t.dtype == tf.float64 and t.numpy().tolist() == [1.0, 2.0]
+    assert tf.constant([tf.constant(1), 2]).dtype == tf.int32
+
+
+def test_equality_with_foreign_objects_and_dtype_errors():
+    x = tf.constant([1.0, 2.0])
+    assert (x == None) is False and (x != "text") is True  # noqa: E711
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        x == tf.constant([1.0, 2.0], tf.float64)
+    assert tf.sigmoid(tf.constant(0.0)).numpy() == 0.5

@@ -54,6 +54,16 @@ def _contains_tensors(value):
     return isinstance(value, Tensor) or hasattr(value, "_as_tensor")
 
 
+def _tensor_dtypes(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _tensor_dtypes(v)
+    elif isinstance(value, Tensor):
+        yield value.dtype
+    elif hasattr(value, "_as_tensor"):
+        yield value.dtype
+
+
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """Converts Tensors, Variables, numpy arrays, Python scalars and nested lists to a Tensor."""
     if isinstance(value, Tensor):
@@ -68,6 +78,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         raise ValueError("Attempt to convert a value (None) with an unsupported type (<class 'NoneType'>) to a Tensor.")
     if isinstance(value, (list, tuple)) and value and _contains_tensors(value):
         from ..ops import array_ops  # lazy: ops sit above framework
+        if dtype is None:  # Python numbers in the list take the tensors' dtype, as TensorFlow packs them
+            dtype = next(_tensor_dtypes(value), None)
         return array_ops.stack([convert_to_tensor(v, dtype=dtype, dtype_hint=dtype_hint) for v in value])
     if dtype is not None:
         return Tensor(_cast_array(value, dtypes.as_dtype(dtype)))

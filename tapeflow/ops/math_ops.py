@@ -934,18 +934,17 @@ def _install_operators():
             setattr(cls, name, fn)
 
 
+def _comparable(y):
+    """Whether ``y`` can be compared elementwise; other objects (None, strings, modules) are simply unequal."""
+    return is_tensor_like(y) or isinstance(y, (int, float, complex, bool, np.ndarray, np.generic, list, tuple))
+
+
 def _equal_operator(x, y):
-    try:
-        return equal(x, y)
-    except (TypeError, ValueError):
-        return False
+    return equal(x, y) if _comparable(y) else False
 
 
 def _not_equal_operator(x, y):
-    try:
-        return not_equal(x, y)
-    except (TypeError, ValueError):
-        return True
+    return not_equal(x, y) if _comparable(y) else True
 
 
 _install_operators()
