@@ -309,4 +309,9 @@ def functional_from_config(cls, config, custom_objects=None):
         raise ValueError(f"Invalid input/output layer spec in the config: {struct!r}")
     inputs = io(config["input_layers"])
     outputs = io(config["output_layers"])
+    # Keras 2 wrote a single input or output as a one-element list.
+    if isinstance(inputs, list) and len(inputs) == 1:
+        inputs = inputs[0]
+    if isinstance(outputs, list) and len(outputs) == 1:
+        outputs = outputs[0]
     return cls(inputs=inputs, outputs=outputs, name=config.get("name"), trainable=config.get("trainable", True))
