@@ -154,8 +154,7 @@ class Functional(Model):
             values[id(t)] = value
         for node in self._run_nodes:
             args, kwargs = node.arguments(values)
-            kwargs = {k: v for k, v in kwargs.items() if k != "training"}
-            outputs = node.operation.compute_output_spec(*args, **kwargs)
+            outputs = node.operation._symbolic_output(*args, **kwargs)
             for t, value in zip(node.output_tensors, tree.flatten(outputs)):
                 values[id(t)] = value
         flat = [values[id(t)] for t in self._outputs]

@@ -601,6 +601,15 @@ class Layer(Module):
             return t
         return tree.map_structure(symbolic, outputs)
 
+    def _symbolic_output(self, *args, **kwargs):
+        """Output KerasTensors for KerasTensor inputs, building and checking like a call but recording no Node."""
+        inputs = args[0]
+        if not self.built:
+            self._maybe_build(inputs)
+        if self.input_spec is not None:
+            assert_input_compatibility(self.input_spec, inputs, self.name)
+        return self.compute_output_spec(*args, **{k: v for k, v in kwargs.items() if k != "training"})
+
     def _symbolic_call(self, args, kwargs):
         inputs = args[0]
         kwargs = dict(kwargs)

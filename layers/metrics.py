@@ -107,19 +107,19 @@ class Metric:
         return f"<{type(self).__name__} name={self.name}>"
 
 
-def _to_samplewise(values, sample_weight):
-    """Per-sample values (and weights): Keras's reduce_to_samplewise_values with a mean."""
+def _to_samplewise(values, sample_weight, reduce=np.mean):
+    """Per-sample values (and weights): the trailing axes reduced with ``reduce`` (mean for Mean, sum for Sum)."""
     if sample_weight is not None:
         sample_weight = np.asarray(sample_weight, dtype=values.dtype)
         wd, vd = sample_weight.ndim, values.ndim
         if vd > wd:
-            values = values.mean(axis=tuple(range(wd, vd)))
+            values = reduce(values, axis=tuple(range(wd, vd)))
         sample_weight = np.broadcast_to(sample_weight, values.shape)
         values = values * sample_weight
         if wd > 1:
-            sample_weight = sample_weight.mean(axis=tuple(range(1, wd)))
+            sample_weight = reduce(sample_weight, axis=tuple(range(1, wd)))
     if values.ndim > 1:
-        values = values.mean(axis=tuple(range(1, values.ndim)))
+        values = reduce(values, axis=tuple(range(1, values.ndim)))
     return values, sample_weight
 
 
@@ -131,7 +131,7 @@ class Sum(Metric):
         self.total = self.add_variable((), name="total")
 
     def update_state(self, values, sample_weight=None):
-        values, _ = _to_samplewise(_array(values, self._dtype), sample_weight)
+        values, _ = _to_samplewise(_array(values, self._dtype), sample_weight, reduce=np.sum)
         self.total.assign(self.total._value + values.sum(dtype=self._dtype))
 
     def result(self):

@@ -120,9 +120,7 @@ class Sequential(Model):
             self._maybe_build(inputs)
         x = inputs
         for layer in self.layers:
-            if not layer.built:
-                layer._maybe_build(x)
-            x = layer.compute_output_spec(x)
+            x = layer._symbolic_output(x)
         return x
 
     def compute_output_shape(self, input_shape):

@@ -1,0 +1,129 @@
+"""Metrics: the docstring values the spec verified, state accumulation and reset,
+sample weights, AUC against an exact rank computation, and compile-time resolution."""
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.layers.compile_utils import CompileMetrics
+
+K = tf.keras
+M = K.metrics
+rng = np.random.default_rng(11)
+
+
+def test_accuracy_metrics_docstring_values():
+    m = M.Accuracy()
+    m.update_state([[1], [2], [3], [4]], [[0], [2], [3], [4]])
+    assert np.isclose(float(m.result()), 0.75)
+    m = M.BinaryAccuracy()
+    m.update_state([[1], [1], [0], [0]], [[0.98], [1], [0], [0.6]])
+    assert np.isclose(float(m.result()), 0.75)
+    m = M.CategoricalAccuracy()
+    m.update_state([[0, 0, 1], [0, 1, 0]], [[0.1, 0.9, 0.8], [0.05, 0.95, 0]])
+    assert np.isclose(float(m.result()), 0.5)
+    m = M.SparseCategoricalAccuracy()
+    m.update_state([[2], [1]], [[0.1, 0.6, 0.3], [0.05, 0.95, 0]])
+    assert np.isclose(float(m.result()), 0.5)
+
+
+def test_state_accumulates_across_updates_and_resets():
+    m = M.SparseCategoricalAccuracy()
+    m.update_state([0, 1], [[0.9, 0.1], [0.8, 0.2]])
+    m.update_state([1, 1, 1], [[0.1, 0.9], [0.2, 0.8], [0.7, 0.3]])
+    assert np.isclose(float(m.result()), 3 / 5)
+    assert [v.path for v in m.variables] == ["sparse_categorical_accuracy/total", "sparse_categorical_accuracy/count"]
+    assert np.isclose(float(m.total.numpy()), 3) and np.isclose(float(m.count.numpy()), 5)
+    m.reset_state()
+    assert float(m.count.numpy()) == 0 and float(m.result()) == 0.0
+
+
+def test_weighted_mean_and_sum():
+    m = M.Mean()
+    m.update_state([1.0, 2.0, 3.0], sample_weight=[1.0, 0.0, 3.0])
+    assert np.isclose(float(m.result()), (1 + 9) / 4)
+    m.update_state(4.0, sample_weight=2.0)  # a scalar loss weighted by a batch size, as fit's loss tracker
+    assert np.isclose(float(m.result()), (1 + 9 + 8) / 6)
+    s = M.Sum()
+    s.update_state([[1.0, 2.0], [3.0, 4.0]])
+    assert np.isclose(float(s.result()), 10.0)
+    acc = M.BinaryAccuracy()
+    acc.update_state([[1], [0], [1]], [[0.9], [0.8], [0.2]], sample_weight=[2.0, 1.0, 1.0])
+    assert np.isclose(float(acc.result()), 0.5)
+
+
+def test_regression_metrics():
+    y = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    p = np.array([[1.5, 2.0], [2.0, 6.0]], np.float32)
+    for metric, expected in ((M.MeanSquaredError(), np.mean((y - p) ** 2)), (M.MeanAbsoluteError(),
+                             np.mean(np.abs(y - p))), (M.RootMeanSquaredError(), np.sqrt(np.mean((y - p) ** 2)))):
+        metric.update_state(y, p)
+        assert np.isclose(float(metric.result()), expected, rtol=1e-6), metric.name
+
+
+def test_top_k_accuracy():
+    m = M.SparseTopKCategoricalAccuracy(k=2)
+    m.update_state([2, 0], [[0.1, 0.6, 0.3], [0.2, 0.5, 0.3]])
+    assert np.isclose(float(m.result()), 0.5)
+    m = M.TopKCategoricalAccuracy(k=1)
+    m.update_state([[0, 1, 0]], [[0.2, 0.7, 0.1]])
+    assert float(m.result()) == 1.0
+
+
+def exact_roc_auc(y, s):
+    pos, neg = s[y == 1], s[y == 0]
+    return np.mean((pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :]))
+
+
+def test_auc_roc_matches_the_rank_statistic():
+    y = rng.integers(0, 2, 400)
+    s = np.clip(y * 0.3 + rng.random(400) * 0.7, 0, 1)
+    m = M.AUC(num_thresholds=1000)
+    m.update_state(y[:200], s[:200])
+    m.update_state(y[200:], s[200:])
+    assert abs(float(m.result()) - exact_roc_auc(y, s)) < 2e-3
+    perfect = M.AUC()
+    perfect.update_state([0, 0, 1, 1], [0.1, 0.2, 0.8, 0.9])
+    assert np.isclose(float(perfect.result()), 1.0)
+    pr = M.AUC(curve="PR")
+    pr.update_state([0, 0, 1, 1], [0.1, 0.2, 0.8, 0.9])
+    assert np.isclose(float(pr.result()), 1.0, atol=1e-6)
+    with pytest.raises(ValueError, match="Invalid AUC curve"):
+        M.AUC(curve="XY")
+
+
+def test_precision_and_recall():
+    y = [0, 1, 1, 1, 0]
+    p = [0.7, 0.6, 0.2, 0.9, 0.1]
+    precision, recall = M.Precision(), M.Recall()
+    precision.update_state(y, p)
+    recall.update_state(y, p)
+    assert np.isclose(float(precision.result()), 2 / 3) and np.isclose(float(recall.result()), 2 / 3)
+
+
+def test_accuracy_string_is_resolved_from_the_shapes():
+    def resolved(y_true, y_pred):
+        cm = CompileMetrics(["accuracy"], None)
+        cm.update_state(tf.constant(y_true), tf.constant(y_pred))
+        (metric,) = cm.metrics
+        return metric.name, metric._fn.__name__, float(metric.result())
+    assert resolved(np.array([[1.0], [0.0]], np.float32), np.array([[0.9], [0.3]], np.float32)) == (
+        "accuracy", "binary_accuracy", 1.0)
+    assert resolved(np.array([2, 0]), np.array([[0.1, 0.2, 0.7], [0.1, 0.8, 0.1]], np.float32)) == (
+        "accuracy", "sparse_categorical_accuracy", 0.5)
+    assert resolved(np.array([[2], [1]]), np.array([[0.1, 0.2, 0.7], [0.1, 0.8, 0.1]], np.float32))[1] == \
+        "sparse_categorical_accuracy"
+    assert resolved(np.array([[0, 0, 1.0], [1.0, 0, 0]], np.float32),
+                    np.array([[0.1, 0.2, 0.7], [0.1, 0.8, 0.1]], np.float32)) == (
+        "accuracy", "categorical_accuracy", 0.5)
+
+
+def test_get_and_config_round_trip():
+    assert isinstance(M.get("AUC"), M.AUC) and isinstance(M.get("auc"), M.AUC)
+    assert M.get("mae") is M.mean_absolute_error
+    metric = M.BinaryAccuracy(threshold=0.7, name="acc70")
+    clone = M.deserialize(M.serialize(metric))
+    assert isinstance(clone, M.BinaryAccuracy) and clone.get_config() == metric.get_config()
+    clone.update_state([[1.0]], [[0.65]])
+    assert float(clone.result()) == 0.0
+    with pytest.raises(ValueError, match="Could not interpret metric identifier: acc_x"):
+        M.get("acc_x")
