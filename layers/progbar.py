@@ -146,7 +146,7 @@ class Progbar:
         if self._bar is None:
             from tqdm import tqdm
             self._bar = tqdm(total=self.target, file=self.stream, bar_format="{desc}", mininterval=self.interval,
-                             leave=True, ncols=1 << 20, dynamic_ncols=False)
+                             leave=True, ncols=1 << 20, nrows=1 << 10, dynamic_ncols=False)
         return self._bar
 
     def _show_running(self, line):
