@@ -1,3 +1,4 @@
 """tf.keras.activations: re-exports tapeflow.layers.activations."""
-from tapeflow.layers.activations import *  # noqa: F401,F403
-from tapeflow.layers.activations import deserialize, get, serialize  # noqa: F401
+from tapeflow.layers.activations import (deserialize, elu, exponential, gelu, get, hard_sigmoid,  # noqa: F401
+                                         leaky_relu, linear, log_softmax, mish, relu, relu6, selu, serialize,
+                                         sigmoid, silu, softmax, softplus, softsign, swish, tanh)

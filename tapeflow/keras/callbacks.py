@@ -1,3 +1,4 @@
-"""tf.keras.callbacks: re-exports tapeflow.layers.callbacks."""
-from tapeflow.layers.callbacks import *  # noqa: F401,F403
-
+"""tf.keras.callbacks: re-exports tapeflow.layers.callbacks (ModelCheckpoint comes with tapeflow.saving)."""
+from tapeflow.layers.callbacks import (CSVLogger, Callback, CallbackList, EarlyStopping, History,  # noqa: F401
+                                       LambdaCallback, LearningRateScheduler, ProgbarLogger, ReduceLROnPlateau,
+                                       TerminateOnNaN)

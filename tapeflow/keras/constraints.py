@@ -1,3 +1,3 @@
 """tf.keras.constraints: re-exports tapeflow.layers.constraints."""
-from tapeflow.layers.constraints import *  # noqa: F401,F403
-from tapeflow.layers.constraints import deserialize, get, serialize  # noqa: F401
+from tapeflow.layers.constraints import (Constraint, MaxNorm, MinMaxNorm, NonNeg, UnitNorm,  # noqa: F401
+                                         deserialize, get, serialize)

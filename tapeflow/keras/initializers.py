@@ -1,3 +1,5 @@
 """tf.keras.initializers: re-exports tapeflow.layers.initializers."""
-from tapeflow.layers.initializers import *  # noqa: F401,F403
-from tapeflow.layers.initializers import deserialize, get, serialize  # noqa: F401
+from tapeflow.layers.initializers import (Constant, GlorotNormal, GlorotUniform, HeNormal, HeUniform,  # noqa: F401
+                                          Identity, Initializer, LecunNormal, LecunUniform, Ones, Orthogonal,
+                                          OrthogonalInitializer, RandomNormal, RandomUniform, TruncatedNormal,
+                                          VarianceScaling, Zeros, deserialize, get, serialize)

@@ -2,3 +2,5 @@
 from tapeflow.layers import (Activation, Add, Average, BatchNormalization, Concatenate, Dense, Dropout,  # noqa: F401
                              Embedding, Flatten, Input, InputLayer, InputSpec, Layer, LayerNormalization,
                              Maximum, Minimum, Multiply, Reshape, Subtract)
+from tapeflow.layers.serialization_lib import deserialize_keras_object as deserialize  # noqa: F401
+from tapeflow.layers.serialization_lib import serialize_keras_object as serialize  # noqa: F401

@@ -1,3 +1,11 @@
 """tf.keras.losses: re-exports tapeflow.layers.losses."""
-from tapeflow.layers.losses import *  # noqa: F401,F403
-from tapeflow.layers.losses import deserialize, get, serialize  # noqa: F401
+from tapeflow.layers.losses import (KLD, MAE, MAPE, MSE, MSLE, BinaryCrossentropy,  # noqa: F401
+                                    CategoricalCrossentropy, CosineSimilarity, Hinge, Huber, KLDivergence, LogCosh,
+                                    Loss, LossFunctionWrapper, MeanAbsoluteError, MeanAbsolutePercentageError,
+                                    MeanSquaredError, MeanSquaredLogarithmicError, Poisson,
+                                    SparseCategoricalCrossentropy, SquaredHinge, binary_crossentropy,
+                                    categorical_crossentropy, cosine_similarity, deserialize, get, hinge, huber,
+                                    kl_divergence, kld, kullback_leibler_divergence, log_cosh, mae, mape,
+                                    mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
+                                    mean_squared_logarithmic_error, mse, msle, poisson, serialize,
+                                    sparse_categorical_crossentropy, squared_hinge)

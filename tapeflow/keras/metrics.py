@@ -1,3 +1,10 @@
 """tf.keras.metrics: re-exports tapeflow.layers.metrics."""
-from tapeflow.layers.metrics import *  # noqa: F401,F403
-from tapeflow.layers.metrics import deserialize, get, serialize  # noqa: F401
+from tapeflow.layers.metrics import (AUC, Accuracy, BinaryAccuracy, BinaryCrossentropy,  # noqa: F401
+                                     CategoricalAccuracy, CategoricalCrossentropy, Mean, MeanAbsoluteError,
+                                     MeanAbsolutePercentageError, MeanMetricWrapper, MeanSquaredError, Metric,
+                                     Precision, Recall, RootMeanSquaredError, SparseCategoricalAccuracy,
+                                     SparseCategoricalCrossentropy, SparseTopKCategoricalAccuracy, Sum,
+                                     TopKCategoricalAccuracy, accuracy, binary_accuracy, categorical_accuracy,
+                                     deserialize, get, mean_absolute_error, mean_absolute_percentage_error,
+                                     mean_squared_error, serialize, sparse_categorical_accuracy,
+                                     sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)

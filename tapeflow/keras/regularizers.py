@@ -1,3 +1,3 @@
 """tf.keras.regularizers: re-exports tapeflow.layers.regularizers."""
-from tapeflow.layers.regularizers import *  # noqa: F401,F403
-from tapeflow.layers.regularizers import deserialize, get, serialize  # noqa: F401
+from tapeflow.layers.regularizers import (L1, L1L2, L2, Regularizer, deserialize, get, l1, l1_l2, l2,  # noqa: F401
+                                          serialize)

@@ -14,13 +14,19 @@ import numpy as np
 
 from ..framework.recording import active_tapes, recording_anything
 from ..framework.registry import RegisterGradient as _PerRowGradient
-from ..kernels import batchnorm as K
 from . import array_ops, math_ops, reduction_ops
 from .common import RegisterGradient, batch_ndim, execute, register_op, to_tensor
 
 
+def _kernels():
+    """The numba kernels, imported on first use (importing numba costs ~0.2 s)."""
+    from ..kernels import batchnorm
+    return batchnorm
+
+
 @register_op("FusedBatchNormTraining", num_outputs=3)
 def _fused_batch_norm_fwd(x, gamma, beta, epsilon):
+    K = _kernels()
     channels = x.shape[-1]
     y, mean, var = K.train_forward(x.reshape(-1, channels), gamma, beta, epsilon)
     return y.reshape(x.shape), mean, var
@@ -28,6 +34,7 @@ def _fused_batch_norm_fwd(x, gamma, beta, epsilon):
 
 @register_op("FusedBatchNormGrad", num_outputs=3)
 def _fused_batch_norm_grad_fwd(dy, x, gamma, mean, var, g_mean, g_var, epsilon):
+    K = _kernels()
     channels = x.shape[-1]
     dx, dgamma, dbeta = K.train_backward(dy.reshape(-1, channels), x.reshape(-1, channels), gamma, mean, var,
                                          g_mean, g_var, epsilon)
