@@ -242,19 +242,17 @@ class Layer(Module):
         elif getattr(value, "_is_keras_metric", False):
             if not any(m is value for m in self._metrics):
                 self._metrics.append(value)
-        elif isinstance(value, list) and not isinstance(value, _TrackedList):
+        elif type(value) is list:
             for item in value:
                 self._track(item)
-            if any(isinstance(item, (Layer, Variable)) or isinstance(item, (list, dict)) for item in value):
-                return _TrackedList(value, self)
+            return _TrackedList(value, self)  # what is appended later is tracked too
         elif isinstance(value, tuple):
             for item in value:
                 self._track(item)
-        elif isinstance(value, dict) and not isinstance(value, _TrackedDict):
+        elif type(value) is dict:
             for item in value.values():
                 self._track(item)
-            if any(isinstance(item, (Layer, Variable)) for item in value.values()):
-                return _TrackedDict(value, self)
+            return _TrackedDict(value, self)
         return value
 
     def _check_unlocked(self):
@@ -514,6 +512,8 @@ class Layer(Module):
                 assert_input_compatibility(self.input_spec, inputs, self.name)
             if accepts_training:
                 kwargs["training"] = training
+            if "mask" in kwargs and not _call_spec(type(self))[1]:
+                del kwargs["mask"]
             if self._fully_called:
                 outputs = self.call(inputs, *args[1:], **kwargs)
             else:

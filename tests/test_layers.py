@@ -471,3 +471,20 @@ def test_activity_regularizer_and_add_loss_are_cleared_each_call():
     assert len(layer.losses) == 1 and np.isclose(float(layer.losses[0]), 6.0)
     layer(np.ones((1, 3), np.float32))
     assert len(layer.losses) == 1 and np.isclose(float(layer.losses[0]), 3.0)
+
+
+def test_layers_appended_to_an_empty_list_attribute_are_tracked():
+    class Grow(K.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.blocks = []
+            for _ in range(2):
+                self.blocks.append(K.layers.Dense(2))
+
+        def call(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+    layer = Grow()
+    layer(np.ones((1, 3), np.float32))
+    assert [v.shape for v in layer.weights] == [(3, 2), (2,), (2, 2), (2,)]
