@@ -1,6 +1,6 @@
 """Keras layers and models on the tapeflow engine (``tapeflow.layers``, also ``tf.keras``).
 
-Layers: Layer, Dense, BatchNormalization, Dropout, Activation, Flatten,
+Layers: Layer, Dense, Conv1D, BatchNormalization, Dropout, Activation, Flatten,
 Reshape, InputLayer/Input, Add, Subtract, Multiply, Average, Maximum,
 Minimum, Concatenate, LayerNormalization, Embedding. Models: Sequential,
 functional ``Model(inputs, outputs)`` and subclassed ``Model``, with
@@ -11,6 +11,7 @@ from . import (activations, backend, callbacks, constraints, initializers, losse
                regularizers, serialization_lib)
 from .activation import Activation  # noqa: F401
 from .batch_normalization import BatchNormalization  # noqa: F401
+from .conv1d import Conv1D  # noqa: F401
 from .dense import Dense  # noqa: F401
 from .dropout import Dropout  # noqa: F401
 from .dtype_policy import DTypePolicy  # noqa: F401

@@ -488,3 +488,55 @@ def test_layers_appended_to_an_empty_list_attribute_are_tracked():
     layer = Grow()
     layer(np.ones((1, 3), np.float32))
     assert [v.shape for v in layer.weights] == [(3, 2), (2,), (2, 2), (2,)]
+
+
+def numpy_conv1d(x, kernel, bias, stride, dilation, left, right):
+    x = np.pad(x, [(0, 0), (left, right), (0, 0)])
+    k = kernel.shape[0]
+    span = (k - 1) * dilation + 1
+    steps = (x.shape[1] - span) // stride + 1
+    out = np.zeros((x.shape[0], steps, kernel.shape[2]))
+    for t in range(steps):
+        window = x[:, t * stride:t * stride + span:dilation, :]
+        out[:, t] = np.einsum("bkc,kcf->bf", window, kernel)
+    return out + bias
+
+
+@pytest.mark.parametrize("padding,stride,dilation,pads", [("valid", 1, 1, (0, 0)), ("valid", 2, 1, (0, 0)),
+                                                          ("same", 1, 2, (2, 2)), ("same", 2, 1, (1, 1)),
+                                                          ("causal", 1, 2, (4, 0))])
+def test_conv1d_matches_numpy_and_finite_differences(padding, stride, dilation, pads):
+    x = rng.standard_normal((2, 7, 3))
+    layer = K.layers.Conv1D(4, 3, strides=stride, padding=padding, dilation_rate=dilation, dtype="float64")
+    y = layer(x)
+    kernel, bias = layer.kernel.numpy(), rng.standard_normal(4)
+    layer.bias.assign(bias)
+    expected = numpy_conv1d(x, kernel, bias, stride, dilation, *pads)
+    assert np.allclose(layer(x).numpy(), expected, atol=1e-10)
+    assert layer.compute_output_shape((None, 7, 3)) == (None,) + tuple(y.shape)[1:]
+    w = rng.standard_normal(expected.shape)
+    with tf.GradientTape() as tape:
+        out = tf.reduce_sum(layer(x) * w)
+    g_kernel = tape.gradient(out, layer.kernel).numpy()
+    eps = 1e-6
+    for idx in [(0, 0, 0), (2, 1, 3), (1, 2, 1)]:
+        e = np.zeros_like(kernel)
+        e[idx] = eps
+        numeric = (np.sum(numpy_conv1d(x, kernel + e, bias, stride, dilation, *pads) * w)
+                   - np.sum(numpy_conv1d(x, kernel - e, bias, stride, dilation, *pads) * w)) / (2 * eps)
+        assert np.isclose(g_kernel[idx], numeric, atol=1e-6)
+
+
+def test_conv1d_in_a_model_and_channels_first():
+    model = K.Sequential([K.Input((10, 2)), K.layers.Conv1D(3, 3, activation="relu"), K.layers.Flatten(),
+                          K.layers.Dense(1)])
+    assert model.output_shape == (None, 1) and model.layers[0].output.shape == (None, 8, 3)
+    model.compile("adam", "mse")
+    model.fit(rng.standard_normal((8, 10, 2)), rng.standard_normal((8, 1)), verbose=0)
+    x = rng.standard_normal((2, 5, 4)).astype(np.float32)
+    first = K.layers.Conv1D(2, 2, data_format="channels_first")
+    last = K.layers.Conv1D(2, 2)
+    y_first = first(np.transpose(x, (0, 2, 1)))
+    last(x)
+    last.set_weights(first.get_weights())
+    assert np.allclose(np.transpose(y_first.numpy(), (0, 2, 1)), last(x).numpy(), atol=1e-6)
