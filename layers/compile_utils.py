@@ -184,10 +184,10 @@ class CompileMetrics(metrics_module.Metric):
             return []
         n = len(y_pred)
         if n == 1:
-            entries = user if isinstance(user, (list, tuple)) else list(user.values()) if isinstance(user, dict) \
-                else [user]
-            if isinstance(user, dict):
+            if isinstance(user, dict):  # {output_name: metrics} for the one output
                 entries = [m for v in user.values() for m in (v if isinstance(v, (list, tuple)) else [v])]
+            else:
+                entries = list(user)
             return [(0, get_metric(m, y_true[0], y_pred[0])) for m in entries if m is not None]
         per_output = _per_output(user, names, "metrics")
         out = []

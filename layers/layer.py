@@ -378,18 +378,14 @@ class Layer(Module):
 
     @property
     def weights(self):
-        """Own trainable, own non-trainable, then every sub-layer's weights (no duplicates)."""
+        """Own trainable, own non-trainable, then every sub-layer's weights, depth first (no duplicates)."""
         out, seen = [], set()
-        self._collect_weights(out, seen)
+        for layer in self._flatten_layers():
+            for v in layer._trainable_variables + layer._non_trainable_variables:
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
         return out
-
-    def _collect_weights(self, out, seen):
-        for v in self._trainable_variables + self._non_trainable_variables:
-            if id(v) not in seen:
-                seen.add(id(v))
-                out.append(v)
-        for layer in self._layers:
-            layer._collect_weights(out, seen)
 
     @property
     def trainable_weights(self):
