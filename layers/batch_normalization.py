@@ -6,6 +6,7 @@ the moving statistics ``moving = moving * momentum + batch * (1 - momentum)``.
 Otherwise, including a frozen layer called with ``training=True``, normalize
 with the moving statistics.
 """
+from tapeflow.framework.recording import tracing
 from tapeflow.ops import array_ops, batchnorm_ops, nn_ops
 
 from . import constraints, initializers, regularizers
@@ -103,15 +104,18 @@ class BatchNormalization(Layer):
             for i, p in enumerate(perm):
                 inverse[p] = i
             y = array_ops.transpose(y, inverse)
-        self._update_moving(self.moving_mean, mean)
-        self._update_moving(self.moving_variance, variance)
+        graph = tracing[0]
+        if graph is None:
+            self._update_moving_statistics(mean._value, variance._value)
+        else:  # inside tf.function: the update runs each time the traced graph runs
+            graph.defer_call(lambda m, v: self._update_moving_statistics(m._value, v._value), [mean, variance])
         return y
 
-    def _update_moving(self, variable, batch_value):
-        # Not differentiable: the moving statistics are state, not a function of the weights.
-        moving = variable._value
-        value = batch_value._value.astype(moving.dtype)
-        variable.assign(moving * self.momentum + value * (1.0 - self.momentum))
+    def _update_moving_statistics(self, mean, variance):
+        """moving = moving * momentum + batch * (1 - momentum); state, not differentiated."""
+        for variable, batch_value in ((self.moving_mean, mean), (self.moving_variance, variance)):
+            moving = variable._value
+            variable.assign(moving * self.momentum + batch_value.astype(moving.dtype) * (1.0 - self.momentum))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

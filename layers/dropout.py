@@ -1,9 +1,6 @@
 """Dropout: in training, zero each input with probability ``rate`` and scale the rest by 1/(1-rate)."""
 import numbers
 
-import numpy as np
-
-from tapeflow.framework.tensor import Tensor
 from tapeflow.ops import math_ops, random_ops
 
 from .layer import Layer
@@ -12,7 +9,11 @@ from .serialization_lib import keras_export
 
 @keras_export("keras.layers.Dropout")
 class Dropout(Layer):
-    """Inverted dropout; the identity at inference. A ``seed`` gives a reproducible stream of masks."""
+    """Inverted dropout; the identity at inference.
+
+    With a ``seed`` the masks come from that seed's stream (as an op-level
+    seed in TensorFlow), reproducible from one run to the next.
+    """
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -22,7 +23,6 @@ class Dropout(Layer):
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
-        self._rng = None if seed is None else np.random.default_rng(int(seed))
         self.supports_masking = True
 
     def call(self, inputs, training=False):
@@ -30,13 +30,11 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return math_ops.multiply(inputs, 0.0)
-        x = inputs._value
-        shape = x.shape if self.noise_shape is None else tuple(
-            dim if n is None else int(n) for n, dim in zip(self.noise_shape, x.shape))
-        rng = self._rng if self._rng is not None else random_ops.get_global_generator()
-        keep = rng.random(shape) >= self.rate
-        mask = (keep * (1.0 / (1.0 - self.rate))).astype(x.dtype)
-        return math_ops.multiply(inputs, Tensor(mask))
+        shape = inputs._value.shape
+        if self.noise_shape is not None:
+            shape = tuple(dim if n is None else int(n) for n, dim in zip(self.noise_shape, shape))
+        # The mask is an op, so a traced tf.function draws a new one on every call.
+        return math_ops.multiply(inputs, random_ops.dropout_mask(shape, self.rate, inputs.dtype, self.seed))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -526,7 +526,7 @@ class Layer(Module):
         return outputs
 
     def _convert_inputs(self, x):
-        if type(x) is Tensor:
+        if isinstance(x, Tensor):
             if x._value.dtype.kind == "f" and x._value.dtype != self._np_compute_dtype and self.autocast:
                 return math_ops.cast(x, self._np_compute_dtype.name)
             return x

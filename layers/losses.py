@@ -89,8 +89,9 @@ def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum
     if mask is not None:
         mask = M.cast(_tensor(mask), values.dtype)
         if reduction in ("sum_over_batch_size", "mean"):
-            valid = float(np.sum(mask._value))
-            mask = M.multiply(mask, float(mask._value.size) / (valid + backend.epsilon()))
+            # valid entries get weight total/valid, so the mean is over the valid entries only
+            valid = M.add(R.reduce_sum(mask), backend.epsilon())
+            mask = M.multiply(mask, M.divide(float(mask._value.size), valid))
         if sample_weight is not None:
             sample_weight = M.cast(_tensor(sample_weight), values.dtype)
             mask, sample_weight = squeeze_or_expand_to_same_rank(mask, sample_weight)
@@ -320,7 +321,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
             raise ValueError("sparse_categorical_crossentropy expects integer class labels, but the labels have "
                              f"fractional values such as {values[values != np.round(values)].ravel()[0]}. "
                              "For one-hot or soft labels use `categorical_crossentropy`.")
-    labels = Tensor(y_true._value.astype(np.int64, copy=False))
+    labels = y_true if y_true._value.dtype.kind in "iu" else M.cast(y_true, "int64")
     if axis not in (-1, y_pred._value.ndim - 1):
         raise ValueError(f"sparse_categorical_crossentropy supports only axis=-1. Received: axis={axis}")
     if labels._value.shape != y_pred._value.shape[:-1]:
@@ -328,8 +329,8 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
                          f"target.shape={tuple(labels._value.shape)}, output.shape={tuple(y_pred._value.shape)}")
     valid = None
     if ignore_class is not None:
-        valid = labels._value != ignore_class
-        labels = Tensor(np.where(valid, labels._value, 0))
+        valid = M.not_equal(labels, ignore_class)
+        labels = A.where(valid, labels, A.zeros_like(labels))
     _check_labels(labels, y_pred._value.shape[-1])
     logits = activations.logits_of(y_pred, "softmax")
     if logits is not None:
@@ -339,7 +340,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
         y_pred = M.log(M.clip_by_value(y_pred, eps, 1.0 - eps))
     res = nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=y_pred)
     if valid is not None:
-        res = M.multiply(res, Tensor(valid.astype(res._value.dtype)))
+        res = M.multiply(res, M.cast(valid, res.dtype))
     return res
 
 
@@ -388,10 +389,10 @@ def _sparse_call(self, y_true, y_pred, sample_weight=None):
     """With ``ignore_class``, ignored entries are masked out of the reduction (Keras's rule)."""
     ignore = self._fn_kwargs.get("ignore_class")
     if ignore is not None:
-        labels = np.asarray(getattr(y_true, "_value", y_true))
-        if labels.ndim == np.ndim(getattr(y_pred, "_value", y_pred)) and labels.shape[-1] == 1:
-            labels = labels[..., 0]
-        self._call_mask = Tensor(labels != ignore)
+        labels = _tensor(y_true)
+        if labels._value.ndim == np.ndim(getattr(y_pred, "_value", y_pred)) and labels._value.shape[-1] == 1:
+            labels = A.squeeze(labels, -1)
+        self._call_mask = M.not_equal(labels, ignore)
     return Loss.__call__(self, y_true, y_pred, sample_weight)
 
 

@@ -4,11 +4,15 @@ A metric's state lives in non-trainable variables (``total``, ``count``,
 ...), so it can be inspected and saved like Keras's. Metrics are never
 differentiated, so their updates run in numpy.
 """
+import functools
+
 import numpy as np
 
+from tapeflow.framework.conversion import convert_to_tensor
+from tapeflow.framework.recording import tracing
 from tapeflow.framework.tensor import Tensor
 
-from . import backend
+from . import backend, tree
 from .serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
 from .variable import KerasVariable
 
@@ -35,11 +39,40 @@ def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
     return x1, x2
 
 
+def _deferred_under_tracing(update_state):
+    """Inside tf.function, ``update_state`` becomes a graph node that runs the numpy update on every call."""
+    @functools.wraps(update_state)
+    def wrapper(self, *args, **kwargs):
+        graph = tracing[0]
+        if graph is None:
+            return update_state(self, *args, **kwargs)
+        leaves = tree.flatten((args, kwargs))
+        positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor) or hasattr(leaf, "_as_tensor")]
+        tensors = [convert_to_tensor(leaves[i]) for i in positions]
+
+        def replay(*values):
+            filled = list(leaves)
+            for i, value in zip(positions, values):
+                filled[i] = value
+            it = iter(filled)
+            call_args, call_kwargs = tree.map_structure(lambda _: next(it), (args, kwargs))
+            update_state(self, *call_args, **call_kwargs)
+        graph.defer_call(replay, tensors)
+    wrapper._defers_under_tracing = True
+    return wrapper
+
+
 @keras_export("keras.metrics.Metric")
 class Metric:
     """Base class: subclasses create state with ``add_variable`` and implement the three methods."""
     _is_keras_metric = True
     _direction = None  # "up" when larger is better, "down" when smaller is (used by callbacks' mode="auto")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        update_state = cls.__dict__.get("update_state")
+        if update_state is not None and not getattr(update_state, "_defers_under_tracing", False):
+            cls.update_state = _deferred_under_tracing(update_state)
 
     def __init__(self, dtype=None, name=None):
         self.name = name or backend.snake_case(type(self).__name__)

@@ -353,9 +353,13 @@ def test_dropout_training_and_inference():
 
 
 def test_dropout_seed_gives_reproducible_masks_and_noise_shape_broadcasts():
-    a = K.layers.Dropout(0.5, seed=7)(np.ones((4, 6), np.float32), training=True).numpy()
-    b = K.layers.Dropout(0.5, seed=7)(np.ones((4, 6), np.float32), training=True).numpy()
-    assert np.array_equal(a, b)
+    def masks():
+        tf.random.set_seed(0)  # restarts every seed's stream, as in a fresh run
+        layer = K.layers.Dropout(0.5, seed=7)
+        return [layer(np.ones((4, 6), np.float32), training=True).numpy() for _ in range(2)]
+    first, second = masks(), masks()
+    assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+    assert not np.array_equal(first[0], first[1])  # each call draws a new mask
     c = K.layers.Dropout(0.5, noise_shape=(None, 1), seed=2)(np.ones((8, 5), np.float32), training=True).numpy()
     assert all(len(set(row)) == 1 for row in c)
 
@@ -540,3 +544,17 @@ def test_conv1d_in_a_model_and_channels_first():
     last(x)
     last.set_weights(first.get_weights())
     assert np.allclose(np.transpose(y_first.numpy(), (0, 2, 1)), last(x).numpy(), atol=1e-6)
+
+
+def test_dropout_and_batchnorm_inside_tf_function_update_on_every_call():
+    model = K.Sequential([K.Input((4,)), K.layers.BatchNormalization(momentum=0.5), K.layers.Dropout(0.5)])
+    bn = model.layers[0]
+
+    @tf.function
+    def step(x):
+        return model(x, training=True)
+    x = rng.standard_normal((64, 4)).astype(np.float32)
+    first, second = step(x).numpy(), step(x).numpy()
+    assert not np.array_equal(first != 0, second != 0)  # a fresh dropout mask per call, not a traced constant
+    # two updates of the moving mean: 0 -> m/2 -> 3m/4
+    assert np.allclose(bn.moving_mean.numpy(), 0.75 * x.mean(0), atol=1e-6)

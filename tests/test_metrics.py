@@ -127,3 +127,32 @@ def test_get_and_config_round_trip():
     assert float(clone.result()) == 0.0
     with pytest.raises(ValueError, match="Could not interpret metric identifier: acc_x"):
         M.get("acc_x")
+
+
+def test_metric_updates_inside_tf_function_run_on_every_call():
+    """The Keras guide's pattern: update_state inside a tf.function train step, result() read outside."""
+    model = K.Sequential([K.Input((3,)), K.layers.Dense(4)])
+    loss_fn = K.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = K.optimizers.SGD(0.1)
+    accuracy = M.SparseCategoricalAccuracy()
+    mean_loss = M.Mean()
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_weights)
+        optimizer.apply_gradients(zip(grads, model.trainable_weights))
+        accuracy.update_state(y, logits)
+        mean_loss.update_state(loss)
+        return loss
+    batches = [(rng.standard_normal((8, 3)).astype(np.float32), rng.integers(0, 4, 8)) for _ in range(3)]
+    expected_hits, losses = 0, []
+    for x, y in batches:
+        logits = model(x).numpy()  # the step's forward pass sees the same weights
+        expected_hits += np.sum(np.argmax(logits, 1) == y)
+        losses.append(float(train_step(tf.constant(x), tf.constant(y))))
+    assert np.isclose(float(accuracy.result()), expected_hits / 24)
+    assert np.isclose(float(mean_loss.result()), np.mean(losses), rtol=1e-6)
+    assert int(optimizer.iterations.numpy()) == 3
