@@ -75,6 +75,8 @@ def map_graph(inputs, outputs):
 class Functional(Model):
     """A model defined by ``Model(inputs, outputs)``."""
 
+    _has_symbolic_graph = True  # output shapes come from the graph, without running it
+
     def __init__(self, inputs, outputs, name=None, **kwargs):
         trainable = kwargs.pop("trainable", True)
         if kwargs:

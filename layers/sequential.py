@@ -13,6 +13,8 @@ from . import dtype_policy, tree
 class Sequential(Model):
     """``Sequential([Input((4,)), Dense(8), ...])``; ``layers`` excludes the InputLayer."""
 
+    _has_symbolic_graph = True  # output shapes come from the graph, without running it
+
     def __new__(cls, *args, **kwargs):
         return Layer.__new__(cls, *args, **kwargs)
 

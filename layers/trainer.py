@@ -369,9 +369,19 @@ class Trainer:
 
     # -- validation before any state changes ---------------------------------------
     def _check_before_training(self, data):
-        """Errors about the data (shapes, label ranges) are raised before any weight changes."""
+        """Errors about the data (shapes, label ranges) are raised before any weight changes.
+
+        Sequential and functional models are checked symbolically. A subclassed
+        model has no graph: it is run once on zeros (in inference mode), and
+        only when a cross-entropy loss needs the number of classes.
+        """
         if not isinstance(data, ArrayDataAdapter) or data.num_samples == 0:
             return
+        if not getattr(self, "_has_symbolic_graph", False):
+            losses = self._compile_loss._user_loss if self._compile_loss is not None else None
+            entries = tree.flatten(losses) if isinstance(losses, (list, tuple, dict)) else [losses]
+            if data.y is None or not any(_loss_kind(loss) for loss in entries):
+                return
         spec = tree.map_structure(lambda a: KerasTensor((None,) + a.shape[1:], dtype=_dtype_name(a)), data.x)
         try:
             out = self._output_spec_for(spec)

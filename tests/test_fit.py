@@ -412,3 +412,24 @@ def test_generator_input_and_steps_per_epoch():
     history = model.fit(batches(), steps_per_epoch=4, epochs=2, verbose=0)
     assert history.params["steps"] == 4
     assert np.isclose(history.history["loss"][0], np.mean((model.predict(x, verbose=0) - y) ** 2), rtol=1e-5)
+
+
+def test_labels_out_of_range_on_a_subclassed_model():
+    class Net(K.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = K.layers.Dense(4, activation="relu")
+            self.norm = K.layers.BatchNormalization()
+            self.out = K.layers.Dense(3)
+
+        def call(self, x, training=False):
+            return self.out(self.norm(self.hidden(x), training=training))
+    model = Net()
+    model.compile("adam", K.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model(np.ones((2, 4), np.float32))
+    before = weights_of(model)
+    with pytest.raises(ValueError, match=r"label value of 3 which is outside the valid range of \[0, 3\)"):
+        model.fit(rng.standard_normal((6, 4)).astype(np.float32), np.array([0, 1, 2, 3, 0, 1]), verbose=0)
+    assert_unchanged(before, model)
+    history = model.fit(rng.standard_normal((6, 4)).astype(np.float32), np.array([0, 1, 2, 2, 0, 1]), verbose=0)
+    assert np.isfinite(history.history["loss"][0])
