@@ -433,3 +433,13 @@ def test_labels_out_of_range_on_a_subclassed_model():
     assert_unchanged(before, model)
     history = model.fit(rng.standard_normal((6, 4)).astype(np.float32), np.array([0, 1, 2, 2, 0, 1]), verbose=0)
     assert np.isfinite(history.history["loss"][0])
+
+
+def test_weight_constraints_are_applied_after_each_update():
+    model = K.Sequential([K.Input((3,)), K.layers.Dense(2, kernel_constraint=K.constraints.NonNeg(),
+                                                        bias_constraint=K.constraints.MaxNorm(0.5))])
+    model.compile(K.optimizers.SGD(0.5), "mse")
+    model.fit(rng.random((16, 3)), -5 * rng.random((16, 2)), epochs=3, verbose=0)
+    dense = model.layers[0]
+    assert dense.kernel.numpy().min() >= 0
+    assert np.linalg.norm(dense.bias.numpy()) <= 0.5 + 1e-6
