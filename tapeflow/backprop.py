@@ -89,18 +89,54 @@ def _accumulate(grads, key, g):
     grads[key] = g if previous is None else math_ops.add(previous, g)
 
 
+_INDEX_SPLITS = {}
+
+
+def _split_mask(mask, n):
+    """(indices set in ``mask``, the other indices) for an op with ``n`` inputs (cached)."""
+    key = (mask, n)
+    split = _INDEX_SPLITS.get(key)
+    if split is None:
+        split = (tuple(i for i in range(n) if mask >> i & 1), tuple(i for i in range(n) if not mask >> i & 1))
+        _INDEX_SPLITS[key] = split
+    return split
+
+
 def _relevant_records(records, sources):
-    """Records with an input that depends on a source, and the ids of every such tensor."""
+    """[(record, input mask)] for the records with an input that depends on a source (bit i set
+    when input i does), and the ids of every tensor that does (trainable dtypes only)."""
     depends = set(sources)
     relevant = []
+    append = relevant.append
     for rec in records:
+        mask = 0
+        bit = 1
         for t in rec.inputs:
             if t._id in depends:
-                relevant.append(rec)
-                for o in rec.outputs:
+                mask |= bit
+            bit <<= 1
+        if mask:
+            append((rec, mask))
+            for o in rec.outputs:
+                if o._value.dtype.kind in "fc":
                     depends.add(o._id)
-                break
     return relevant, depends
+
+
+def _resolve_gradient(rec):
+    """(gradient function or None, batch_aware) for a record; raises LookupError if there is none."""
+    if rec.grad_fn is not None:
+        return rec.grad_fn, False
+    op_type = rec.type
+    if op_type == "IdentityN" and "_gradient_op_type" in rec.attrs:
+        entry = _GRADIENTS.get(rec.attrs["_gradient_op_type"])
+        if entry is None:  # a traced custom gradient that was not saved with its graph
+            raise missing_gradient_error("IdentityN")
+    else:
+        entry = _GRADIENTS.get(op_type)
+    if entry is None or entry[0] is _NO_GRADIENT:
+        return lookup(op_type)
+    return entry[0], entry[2]
 
 
 def backward(records, targets, target_grads, source_ids):
@@ -116,56 +152,53 @@ def backward(records, targets, target_grads, source_ids):
         if t._id in depends and _is_trainable_dtype(t):
             _accumulate(grads, t._id, g)
     gradient_table = _GRADIENTS
-    for rec in reversed(relevant):
+    for rec, mask in reversed(relevant):
         outputs = rec.outputs
         if len(outputs) == 1:
             key = outputs[0]._id
-            g = grads.get(key) if key in sources else grads.pop(key, None)
+            g = grads.pop(key, None)
             if g is None:
                 continue
-            out_grads = (g,)
+            if key in sources:
+                grads[key] = g
+            out_grads = None
         else:
             out_grads = [grads.get(o._id) if o._id in sources else grads.pop(o._id, None) for o in outputs]
             if all(g is None for g in out_grads):
                 continue
             out_grads = _fill_missing(rec, out_grads)
-        if rec.grad_fn is not None:
-            grad_fn, batch_aware = rec.grad_fn, False
+        entry = gradient_table.get(rec.type) if rec.grad_fn is None else None
+        if entry is not None and entry[0] is not _NO_GRADIENT and rec.type != "IdentityN":
+            grad_fn, batch_aware = entry[0], entry[2]
         else:
-            op_type = rec.type
-            if op_type == "IdentityN" and "_gradient_op_type" in rec.attrs:
-                entry = gradient_table.get(rec.attrs["_gradient_op_type"])
-                if entry is None:  # a traced custom gradient that was not saved with its graph
-                    raise missing_gradient_error("IdentityN")
-            else:
-                entry = gradient_table.get(op_type)
-            grad_fn, batch_aware = lookup(op_type) if entry is None or entry[0] is _NO_GRADIENT else (entry[0], entry[2])
+            grad_fn, batch_aware = _resolve_gradient(rec)
             if grad_fn is None:
                 continue
         inputs = rec.inputs
-        skip = ()
-        for i, t in enumerate(inputs):
-            if t._id not in depends:
-                skip = skip + (i,)
-        rec.skip_input_indices = skip
-        in_grads = grad_fn(rec, *out_grads) if batch_aware else _call_unbatched(rec, grad_fn, out_grads)
+        needed, rec.skip_input_indices = _split_mask(mask, len(inputs))
+        if batch_aware:
+            in_grads = grad_fn(rec, g) if out_grads is None else grad_fn(rec, *out_grads)
+        else:
+            in_grads = _call_unbatched(rec, grad_fn, [g] if out_grads is None else out_grads)
         if type(in_grads) is not tuple and type(in_grads) is not list:
             in_grads = (in_grads,)
         if len(in_grads) != len(inputs):
             raise ValueError(f"Num gradients {len(in_grads)} generated for op name: {rec.type!r} do not match "
                              f"num inputs {len(inputs)}")
-        for t, g in zip(inputs, in_grads):
-            if g is None:
+        for i in needed:
+            gi = in_grads[i]
+            if gi is None:
                 continue
+            t = inputs[i]
+            if type(gi) is not Tensor:
+                gi = convert_to_tensor(gi)
+            shape = t._value.shape
+            if gi._value.shape != shape and gi._value.shape[gi._value.ndim - len(shape):] != shape:
+                raise ValueError(f"The gradient function of {rec.type!r} returned a gradient of shape {gi.shape} "
+                                 f"for an input of shape {t.shape}")
             key = t._id
-            if key in depends and t._value.dtype.kind in "fc":
-                if type(g) is not Tensor:
-                    g = convert_to_tensor(g)
-                if g._value.shape[g._value.ndim - t._value.ndim:] != t._value.shape:
-                    raise ValueError(f"The gradient function of {rec.type!r} returned a gradient of shape {g.shape} "
-                                     f"for an input of shape {t.shape}")
-                previous = grads.get(key)
-                grads[key] = g if previous is None else math_ops.add(previous, g)
+            previous = grads.get(key)
+            grads[key] = gi if previous is None else math_ops.add(previous, gi)
     return [grads.get(s) for s in source_ids]
 
 

@@ -84,11 +84,27 @@ def execute(op_type, inputs, attrs=None):
         return tracing[0].add_op(op_type, inputs, attrs or {})
     if attrs:
         result = forward(*[t._value for t in inputs], **attrs)
+    elif len(inputs) == 2:
+        result = forward(inputs[0]._value, inputs[1]._value)
+    elif len(inputs) == 1:
+        result = forward(inputs[0]._value)
     else:
         result = forward(*[t._value for t in inputs])
     if num_outputs == 1:
         out = Tensor(result)
-        if active_tapes or active_accumulators:
+        if active_tapes:
+            if len(active_tapes) == 1 and not active_accumulators:  # the common case, inlined
+                tape = active_tapes[0]
+                ids = tape.ids
+                for t in inputs:
+                    if t._id in ids:
+                        tape.records.append(OpRecord(op_type, inputs, (out,), attrs))
+                        if result.dtype.kind in "fc":
+                            ids.add(out._id)
+                        break
+            else:
+                record(op_type, inputs, (out,), attrs)
+        elif active_accumulators:
             record(op_type, inputs, (out,), attrs)
         return out
     outputs = tuple(Tensor(r) for r in result)

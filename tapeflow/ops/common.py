@@ -27,6 +27,10 @@ def binary_args(x, y, op_type, broadcast=True):
 
     With ``broadcast`` (elementwise ops) the shapes must broadcast against each other.
     """
+    if type(x) is Tensor and type(y) is Tensor:  # fast path: two tensors of one dtype
+        xv, yv = x._value, y._value
+        if xv.dtype is yv.dtype and (not broadcast or xv.shape == yv.shape):
+            return x, y
     if type(x) is not Tensor or type(y) is not Tensor:
         if is_tensor_like(x):
             x = to_tensor(x)

@@ -3,6 +3,8 @@
 Gradients are written with these same ops, so a gradient computed under an
 outer tape is itself recorded (higher-order derivatives need no special case).
 """
+import operator
+
 import numpy as np
 
 from ..framework import dtypes
@@ -22,9 +24,7 @@ def _err_state():
 
 
 # -------------------------------------------------------------- arithmetic ---
-@register_op("AddV2")
-def _add_fwd(x, y):
-    return x + y
+register_op("AddV2")(operator.add)  # a C function: no Python frame per call
 
 
 @RegisterGradient("AddV2")
@@ -38,15 +38,16 @@ def _add_grad(op, grad):
 
 
 def add(x, y, name=None):
+    if type(x) is Tensor and type(y) is Tensor and x._value.dtype is y._value.dtype \
+            and x._value.shape == y._value.shape and x._value.dtype.kind != "O":
+        return execute("AddV2", (x, y))  # fast path: nothing to convert or check
     x, y = binary_args(x, y, "AddV2")
     if x._value.dtype == object:
         return Tensor(np.char.add(x._value.astype(str), y._value.astype(str)).astype(object))
     return execute("AddV2", (x, y))
 
 
-@register_op("Sub")
-def _sub_fwd(x, y):
-    return x - y
+register_op("Sub")(operator.sub)  # a C function: no Python frame per call
 
 
 @RegisterGradient("Sub")
@@ -57,13 +58,13 @@ def _sub_grad(op, grad):
 
 
 def subtract(x, y, name=None):
-    x, y = binary_args(x, y, "Sub")
+    if type(x) is not Tensor or type(y) is not Tensor or x._value.dtype is not y._value.dtype \
+            or x._value.shape != y._value.shape:
+        x, y = binary_args(x, y, "Sub")
     return execute("Sub", (x, y))
 
 
-@register_op("Mul")
-def _mul_fwd(x, y):
-    return x * y
+register_op("Mul")(operator.mul)  # a C function: no Python frame per call
 
 
 @RegisterGradient("Mul")
@@ -83,7 +84,9 @@ def _mul_grad(op, grad):
 
 
 def multiply(x, y, name=None):
-    x, y = binary_args(x, y, "Mul")
+    if type(x) is not Tensor or type(y) is not Tensor or x._value.dtype is not y._value.dtype \
+            or x._value.shape != y._value.shape:
+        x, y = binary_args(x, y, "Mul")
     return execute("Mul", (x, y))
 
 
