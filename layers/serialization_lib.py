@@ -148,11 +148,9 @@ def _resolve_class(config, custom_objects, module_objects):
                 return found
     if module and class_name and f"{module}.{class_name}" in _BUILTIN:
         return _BUILTIN[f"{module}.{class_name}"]
-    if module and module.startswith("keras.src.") and class_name in _BY_CLASS_NAME:
-        return _BY_CLASS_NAME[class_name]
+    # Keras's own classes under another module path (keras.src.*, older layouts) or with no module at all.
     if (module is None or module.startswith("keras")) and class_name in _BY_CLASS_NAME:
-        if module_objects is None or class_name in module_objects or module is None:
-            return _BY_CLASS_NAME[class_name]
+        return _BY_CLASS_NAME[class_name]
     raise TypeError(
         f"Could not locate class '{class_name}'. Make sure custom classes and functions are decorated with "
         f"`@tapeflow.saving.register_keras_serializable()` or passed in `custom_objects`. "
