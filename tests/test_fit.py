@@ -443,3 +443,15 @@ def test_weight_constraints_are_applied_after_each_update():
     dense = model.layers[0]
     assert dense.kernel.numpy().min() >= 0
     assert np.linalg.norm(dense.bias.numpy()) <= 0.5 + 1e-6
+
+
+def test_initial_epoch_and_validation_freq(capsys):
+    x, y = regression_data(n=8)
+    model = K.Sequential([K.Input((3,)), K.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    history = model.fit(x, y, epochs=4, initial_epoch=2, verbose=2, validation_data=(x, y), validation_freq=2)
+    assert history.epoch == [2, 3]
+    assert "val_loss" not in history.history or len(history.history["val_loss"]) == 1
+    lines = capsys.readouterr().out.split("\n")
+    assert lines[0] == "Epoch 3/4" and "val_loss" not in lines[1]
+    assert lines[2] == "Epoch 4/4" and "val_loss" in lines[3]
