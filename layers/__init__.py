@@ -17,6 +17,7 @@ from .dropout import Dropout  # noqa: F401
 from .dtype_policy import DTypePolicy  # noqa: F401
 from .embedding import Embedding  # noqa: F401
 from .functional import Functional  # noqa: F401
+from .input_gradient_regularization import InputGradientRegularizedModel, input_gradient_penalty  # noqa: F401
 from .input_layer import Input, InputLayer  # noqa: F401
 from .input_spec import InputSpec  # noqa: F401
 from .keras_tensor import KerasTensor  # noqa: F401

@@ -74,6 +74,7 @@ def map_graph(inputs, outputs):
 @keras_export("keras.src.models.functional.Functional")
 class Functional(Model):
     """A model defined by ``Model(inputs, outputs)``."""
+    _autocast_inputs = False
 
     _has_symbolic_graph = True  # output shapes come from the graph, without running it
 

@@ -525,9 +525,14 @@ class Layer(Module):
             ctx.training = outer_training
         return outputs
 
+    # Sequential and functional models leave input dtypes to their layers (Keras 3 does not cast a model's
+    # inputs to the model's own policy: a float64 Input stays float64).
+    _autocast_inputs = True
+
     def _convert_inputs(self, x):
         if isinstance(x, Tensor):
-            if x._value.dtype.kind == "f" and x._value.dtype != self._np_compute_dtype and self.autocast:
+            if x._value.dtype.kind == "f" and x._value.dtype != self._np_compute_dtype and self.autocast \
+                    and self._autocast_inputs:
                 return math_ops.cast(x, self._np_compute_dtype.name)
             return x
         if isinstance(x, (list, tuple, dict)):
@@ -537,7 +542,7 @@ class Layer(Module):
         if isinstance(x, Variable):
             return self._convert_inputs(convert_to_tensor(x))
         arr = np.asarray(x)
-        if arr.dtype.kind == "f" and arr.dtype != self._np_compute_dtype:
+        if arr.dtype.kind == "f" and arr.dtype != self._np_compute_dtype and self._autocast_inputs:
             arr = arr.astype(self._np_compute_dtype)
         return convert_to_tensor(arr)
 

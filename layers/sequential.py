@@ -12,6 +12,7 @@ from . import dtype_policy, tree
 @keras_export("keras.Sequential")
 class Sequential(Model):
     """``Sequential([Input((4,)), Dense(8), ...])``; ``layers`` excludes the InputLayer."""
+    _autocast_inputs = False
 
     _has_symbolic_graph = True  # output shapes come from the graph, without running it
 
