@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 import tapeflow as tf
+from common import emit
 
 
 def best_of(fn, repeat=5, number=5):
@@ -63,6 +64,8 @@ def main():
         tg, tj, tb = best_of(gradient), best_of(jacobian), best_of(batch_jacobian)
         rows.append((name, tg, tj, tb))
         print(f"{name:28s} {tg * 1e3:12.3f} {tj * 1e3:12.3f} {tj / tg:6.1f}x {tb * 1e3:13.3f} {tb / tg:6.1f}x")
+        emit(f"jacobian {name}", tj, tg, "one gradient")
+        emit(f"batch_jacobian {name}", tb, tg, "one gradient")
     print("targets: a full jacobian of the 64x32 output < 10 gradient calls; batch_jacobian < 3")
     return rows
 

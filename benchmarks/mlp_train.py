@@ -24,6 +24,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import tapeflow as tf  # noqa: E402
+from common import emit  # noqa: E402
 
 SIZES = (784, 256, 256, 10)
 LR, BETA_1, BETA_2, EPSILON = 1e-3, 0.9, 0.999, 1e-7
@@ -189,6 +190,8 @@ def main(argv=None):
         t_numpy, t_tape, t_fit = run(batch_size, args.steps, args.repeats)
         print(f"{batch_size:>6} | {t_numpy * 1e3:9.3f} | {t_tape * 1e3:8.3f} | {t_fit * 1e3:7.3f} | "
               f"{t_tape / t_numpy:10.2f} | {t_fit / t_tape:8.2f}")
+        emit(f"MLP 784-256-256-10 Adam step, batch {batch_size}: tape loop", t_tape, t_numpy)
+        emit(f"MLP 784-256-256-10 Adam step, batch {batch_size}: fit", t_fit, t_tape, "tape loop")
     print("targets: tape/numpy <= 1.30, fit/tape <= 1.10")
     if args.profile:
         for batch_size in args.batch_sizes:

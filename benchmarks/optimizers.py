@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 import tapeflow as tf
+from common import emit
 from tapeflow import optimizers
 from tapeflow.kernels import optimizers as kernels
 
@@ -99,6 +100,7 @@ def main():
     for label, t in rows:
         gbs = adam_bytes / t / 1e9
         print(f"{label:34s} {t * 1e3:9.2f} {gbs:7.2f} {100 * gbs / copy_gbs:9.0f}%")
+    emit("Adam step, 10M float32 parameters", t_fused, t_numpy)
     print(f"speed-up over numpy: {t_numpy / t_fused_1:.2f}x on 1 thread, {t_numpy / t_fused:.2f}x on {threads}   "
           f"(max |tapeflow - numpy| after {int(opt.iterations.numpy())} steps: {max_diff:g})")
 

@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 import tapeflow as tf
+from common import emit, optional_import
 
 N_MULADD = 100               # 100 multiply-adds = 200 recorded ops
 OPS = 2 * N_MULADD
@@ -71,6 +72,29 @@ def numpy_forward_backward():
     return g
 
 
+def torch_chain(torch):
+    a = torch.tensor(1.001)
+    b = torch.tensor(0.01)
+    x = torch.tensor(0.5, requires_grad=True)
+    y = x
+    for _ in range(N_MULADD):
+        y = y * a + b
+    y.backward()
+    return x.grad
+
+
+def tensorflow_chain(real_tf):
+    x = real_tf.constant(0.5)
+    a = real_tf.constant(1.001)
+    b = real_tf.constant(0.01)
+    with real_tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        for _ in range(N_MULADD):
+            y = y * a + b
+    return tape.gradient(y, x)
+
+
 def main():
     assert abs(float(tapeflow_chain()) - 1.001 ** N_MULADD) < 1e-3
     t_tape = best_of(tapeflow_chain)
@@ -84,8 +108,19 @@ def main():
     print(f"{'tapeflow, no tape (eager forward only)':44s} {t_eager * us:8.2f}")
     print(f"{'numpy forward only':44s} {t_np * us:8.2f}")
     print(f"{'numpy forward + hand-written backward':44s} {t_np_fb * us:8.2f}")
+    others = {}
+    torch = optional_import("torch")
+    if torch is not None:
+        others["torch"] = best_of(lambda: torch_chain(torch)) / OPS
+        print(f"{'PyTorch eager autograd':44s} {others['torch'] * 1e6:8.2f}")
+    real_tf = optional_import("tensorflow")
+    if real_tf is not None and real_tf is not tf:
+        others["tensorflow"] = best_of(lambda: tensorflow_chain(real_tf)) / OPS
+        print(f"{'TensorFlow eager GradientTape':44s} {others['tensorflow'] * 1e6:8.2f}")
     print(f"tape cost beyond numpy forward+backward: {(t_tape - t_np_fb) * us:.2f} us/op "
           f"(target < 3); ratio tapeflow / numpy fwd+bwd = {t_tape / t_np_fb:.1f}x")
+    emit("tape: scalar op recorded + differentiated (per op)", t_tape / OPS, t_np_fb / OPS,
+         "numpy + hand backward", others, unit="us")
     return t_tape * us, t_np_fb * us
 
 
