@@ -1,5 +1,5 @@
 """Dense: ``activation(inputs @ kernel + bias)``."""
-from tapeflow.ops import math_ops
+from tapeflow.ops import math_ops, nn_ops
 
 from . import activations, constraints, initializers, regularizers
 from .input_spec import InputSpec
@@ -52,6 +52,8 @@ class Dense(Layer):
 
     def call(self, inputs, training=None):
         x = math_ops.matmul(inputs, self.kernel)
+        if self.bias is not None and self.activation is activations.relu:
+            return nn_ops.bias_relu(x, self.bias)  # one fused pass, forward and backward
         if self.bias is not None:
             x = math_ops.add(x, self.bias)
         if self.activation is not activations.linear:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from gradcheck import check_gradients, check_jacobian
+from gradcheck import check_gradients, check_jacobian, jacobian_fn
 from tapeflow.ops import array_ops as _A
 from tapeflow.ops import nn_ops as _N
 from tapeflow.ops import reduction_ops as _R
@@ -356,3 +356,47 @@ def test_float32_gradients_match_float64(f, inputs):
         results[dtype] = [g.numpy() for g in grads]
     for g32, g64 in zip(results[np.float32], results[np.float64]):
         np.testing.assert_allclose(g32, g64, rtol=2e-3, atol=2e-3)
+
+
+# ---------------------------------------------------------- fused bias+relu ---
+def _bias_relu_inputs():
+    rng = np.random.default_rng(11)
+    return rng.normal(size=(5, 4)), rng.normal(size=(4,)) * 0.3
+
+
+def test_bias_relu_matches_relu_of_a_sum_and_finite_differences():
+    from tapeflow.ops import nn_ops
+    x, b = _bias_relu_inputs()
+    np.testing.assert_allclose(nn_ops.bias_relu(tf.constant(x), tf.constant(b)).numpy(), np.maximum(x + b, 0))
+    check_gradients(lambda a, c: nn_ops.bias_relu(a, c), x, b)
+    check_jacobian(lambda a, c: nn_ops.bias_relu(a, c), x, b)
+
+
+def test_bias_relu_second_order_and_fused_backward_agree():
+    from tapeflow.ops import nn_ops
+    x, b = _bias_relu_inputs()
+    xs, bs = tf.constant(x), tf.constant(b)
+    w = tf.constant(np.linspace(-1, 1, 20).reshape(5, 4))
+    with tf.GradientTape() as plain:
+        plain.watch([xs, bs])
+        y = tf.reduce_sum(nn_ops.bias_relu(xs, bs) * w)
+    fused = plain.gradient(y, [xs, bs])               # no outer tape: the fused BiasReluGrad kernel
+    with tf.GradientTape() as outer:
+        outer.watch(bs)
+        with tf.GradientTape() as inner:
+            inner.watch([xs, bs])
+            y = tf.reduce_sum(nn_ops.bias_relu(xs, bs) * w)
+        composite = inner.gradient(y, [xs, bs])       # under a tape: composite ops
+        total = tf.reduce_sum(composite[0] * w) + tf.reduce_sum(composite[1])
+    for f, c in zip(fused, composite):
+        np.testing.assert_allclose(f.numpy(), c.numpy(), atol=1e-12)
+    assert outer.gradient(total, bs).numpy().tolist() == [0.0] * 4  # piecewise linear in b
+    check_gradients(jacobian_fn(lambda a, c: nn_ops.bias_relu(a, c)), x, b)
+
+
+def test_bias_relu_fused_gradient_of_the_gradient_op():
+    from tapeflow.ops.common import execute
+    rng = np.random.default_rng(12)
+    g, y = rng.normal(size=(3, 4)), np.maximum(rng.normal(size=(3, 4)), 0)
+    check_gradients(lambda a: tf.reduce_sum(execute("BiasReluGrad", (a, tf.constant(y)))[0] ** 2)
+                    + tf.reduce_sum(execute("BiasReluGrad", (a, tf.constant(y)))[1] ** 3), g)

@@ -204,3 +204,26 @@ def apply(kernel, *arrays, params=()):
     kernel(*flats, *params, out)
     out = out.reshape(shape)
     return out if work == dtype else out.astype(dtype)
+
+
+@njit(cache=True)
+def bias_relu_rows(x, bias, out):
+    """out[r, c] = max(x[r, c] + bias[c], 0) for a C-contiguous 2-D x."""
+    rows, cols = x.shape
+    for r in range(rows):
+        for c in range(cols):
+            v = x[r, c] + bias[c]
+            out[r, c] = v if v > 0 else 0
+
+
+@njit(cache=True)
+def bias_relu_grad_rows(g, y, dx, dbias):
+    """dx = g where y > 0 else 0; dbias[c] = sum over rows of dx[:, c] (one pass over g and y)."""
+    rows, cols = g.shape
+    for c in range(cols):
+        dbias[c] = 0
+    for r in range(rows):
+        for c in range(cols):
+            v = g[r, c] if y[r, c] > 0 else 0
+            dx[r, c] = v
+            dbias[c] += v

@@ -239,6 +239,63 @@ def softsign(features, name=None):
     return execute("Softsign", (to_tensor(features),))
 
 
+# -------------------------------------------------------------- bias+relu ---
+def _rows(a):
+    return np.ascontiguousarray(a).reshape(-1, a.shape[-1])
+
+
+@register_op("BiasRelu")
+def _bias_relu_fwd(x, bias):
+    if x.dtype in (np.float32, np.float64) and bias.dtype == x.dtype and x.ndim >= 1:
+        out = np.empty(x.shape, x.dtype)
+        K.bias_relu_rows(_rows(x), np.ascontiguousarray(bias), out.reshape(-1, x.shape[-1]))
+        return out
+    return np.maximum(x + bias, 0).astype(x.dtype)
+
+
+@RegisterGradient("BiasRelu")
+def _bias_relu_grad(op, grad):
+    y = op.outputs[0]
+    bias = op.inputs[1]
+    nb = batch_ndim(op, grad)
+    if nb == 0 and not recording_anything() and grad._value.dtype == y._value.dtype:
+        return execute("BiasReluGrad", (grad, y))  # fused: mask and bias sums in one pass
+    dx = execute("ReluGrad", (grad, y))
+    return dx, reduction_ops.sum_to(dx, bias._value.shape, nb)
+
+
+@register_op("BiasReluGrad", num_outputs=2)
+def _bias_relu_grad_fwd(g, y):
+    if g.dtype in (np.float32, np.float64) and g.ndim >= 1:
+        dx = np.empty(g.shape, g.dtype)
+        dbias = np.empty(g.shape[-1], g.dtype)
+        K.bias_relu_grad_rows(_rows(g), _rows(y), dx.reshape(-1, g.shape[-1]), dbias)
+        return dx, dbias
+    dx = np.where(y > 0, g, 0).astype(g.dtype)
+    return dx, dx.reshape(-1, g.shape[-1]).sum(0)
+
+
+@RegisterGradient("BiasReluGrad")
+def _bias_relu_grad_grad(op, grad_dx, grad_dbias):
+    g, y = op.inputs
+    nb = batch_ndim(op, grad_dx)
+    # dx = mask * g and dbias = column sums of mask * g are linear in g.
+    upstream = math_ops.add(grad_dx, grad_dbias) if nb == 0 else math_ops.add(
+        grad_dx, array_ops.expand_dims(grad_dbias, -2) if g._value.ndim > 1 else grad_dbias)
+    return execute("ReluGrad", (upstream, y)), _zero_grad(y, grad_dx, nb)
+
+
+def bias_relu(x, bias, name=None):
+    """relu(x + bias) with bias along the last axis, fused into one pass."""
+    x, bias = to_tensor(x), to_tensor(bias)
+    if bias._value.ndim != 1 or x._value.ndim < 1 or x._value.shape[-1] != bias._value.shape[0]:
+        raise InvalidArgumentError(f"bias_relu: bias of shape {bias.shape} does not match the last axis of "
+                                   f"x with shape {x.shape}")
+    if x._value.dtype != bias._value.dtype:
+        raise InvalidArgumentError(f"bias_relu: x is {x.dtype.name} but bias is {bias.dtype.name}")
+    return execute("BiasRelu", (x, bias))
+
+
 # ------------------------------------------------------------------- gelu ---
 @register_op("Gelu")
 def _gelu_fwd(x, approximate):
