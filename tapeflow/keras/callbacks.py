@@ -1,4 +1,4 @@
-"""tf.keras.callbacks: re-exports tapeflow.layers.callbacks (ModelCheckpoint comes with tapeflow.saving)."""
+"""tf.keras.callbacks: re-exports tapeflow.layers.callbacks (ModelCheckpoint saves through tapeflow.saving)."""
 from tapeflow.layers.callbacks import (CSVLogger, Callback, CallbackList, EarlyStopping, History,  # noqa: F401
-                                       LambdaCallback, LearningRateScheduler, ProgbarLogger, ReduceLROnPlateau,
-                                       TerminateOnNaN)
+                                       LambdaCallback, LearningRateScheduler, ModelCheckpoint, ProgbarLogger,
+                                       ReduceLROnPlateau, TerminateOnNaN)

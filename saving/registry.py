@@ -1,0 +1,102 @@
+"""Which classes a file may name, checked before anything is built from it.
+
+A config read from a file is data. It can only name classes that tapeflow
+has built in (by their public Keras name), classes registered with
+``register_keras_serializable``, and ``custom_objects``: nothing is imported
+from a name in a file, no Python code stored in a file is ever run (Lambda
+layers and lambdas are refused on every format, whatever ``safe_mode``
+says), and nothing is unpickled. ``check_config`` walks the whole config
+first and reports every unknown class at once.
+"""
+from tapeflow.layers import serialization_lib
+from tapeflow.layers.serialization_lib import (CustomObjectScope, custom_object_scope,  # noqa: F401
+                                               deserialize_keras_object, get_registered_name,
+                                               get_registered_object, register_keras_serializable,
+                                               serialize_keras_object)
+
+_SPECIAL = {"__numpy__", "__bytes__", "__tensor__", "__keras_tensor__", "__slice__", "__ellipsis__",
+            "__typespec__", "__shared_object__"}
+
+
+class UnsafeContentError(ValueError):
+    """The file asks for code to be run (a Lambda layer or a Python lambda)."""
+
+
+class UnknownClassError(TypeError):
+    """The file names classes that are neither built in nor registered."""
+
+
+def get_custom_objects():
+    """The global registry of custom objects (``{"package>Name": class}``); updating it registers them."""
+    return serialization_lib._CUSTOM
+
+
+def _resolvable(config, custom_objects):
+    try:
+        serialization_lib._resolve_class(config, custom_objects, None)
+        return True
+    except TypeError:
+        return False
+
+
+def _function_known(config, custom_objects):
+    inner = config.get("config")
+    name = inner if isinstance(inner, str) else (inner or {}).get("name")
+    if get_registered_object(name, custom_objects) is not None:
+        return True
+    return bool(config.get("module")) and f"{config['module']}.{name}" in serialization_lib._BUILTIN
+
+
+def _label(config):
+    inner = config.get("config")
+    name = inner.get("name") if isinstance(inner, dict) else None
+    return f"'{config.get('class_name')}'" + (f" (object '{name}')" if isinstance(name, str) else "")
+
+
+def check_config(config, source, custom_objects=None, skip_keys=("compile_config",)):
+    """Raises if ``config`` holds a Lambda or names a class or function tapeflow cannot rebuild safely."""
+    lambdas, unknown = [], []
+
+    def visit(node, top=False):
+        if isinstance(node, list):
+            for item in node:
+                visit(item)
+            return
+        if not isinstance(node, dict):
+            return
+        class_name = node.get("class_name")
+        if isinstance(class_name, str) and "config" in node:
+            if class_name == "__lambda__":
+                lambdas.append("a Python lambda")
+            elif class_name == "Lambda" and get_registered_object(
+                    node.get("registered_name") or "Lambda", custom_objects) is None:
+                name = (node.get("config") or {}).get("name") if isinstance(node.get("config"), dict) else None
+                lambdas.append(f"a Lambda layer '{name}'" if isinstance(name, str) else "a Lambda layer")
+            elif class_name == "function":
+                if not _function_known(node, custom_objects):
+                    unknown.append(f"function {node.get('config')!r}")
+            elif class_name not in _SPECIAL and not _resolvable(node, custom_objects):
+                unknown.append(f"class {_label(node)}"
+                               + (f" registered as {node['registered_name']!r}"
+                                  if node.get("registered_name") not in (None, class_name) else ""))
+        for key, value in node.items():
+            if top and key in skip_keys:
+                continue
+            if key == "config" and class_name in ("__lambda__", "Lambda"):
+                continue
+            visit(value)
+
+    visit(config, top=True)
+    if lambdas:
+        raise UnsafeContentError(
+            f"'{source}' contains {', '.join(lambdas)}: its function is stored in the file as Python bytecode. "
+            "tapeflow never runs code stored in a file (with or without safe_mode=False). Rebuild this model in "
+            "Python, with a layer registered through @tf.keras.saving.register_keras_serializable() in place of "
+            "the Lambda, and load only its weights with model.load_weights().")
+    if unknown:
+        names = sorted(set(unknown), key=unknown.index)
+        raise UnknownClassError(
+            f"Cannot load '{source}': it uses {', '.join(names)}, which tapeflow does not know. tapeflow rebuilds "
+            "only its built-in classes, classes registered with "
+            "@tf.keras.saving.register_keras_serializable(package=...), and those passed as "
+            "custom_objects={'Name': Name}; it never imports code named in a file.")

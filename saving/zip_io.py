@@ -1,0 +1,228 @@
+"""Stored (uncompressed) zip archives, the container of a ``.keras`` file.
+
+Writing: the HDF5 member is written by h5py straight into the archive. The
+file is created with a 512-byte HDF5 user block; the zip local header of the
+member fills that block (its extra field pads it to 512 bytes, the alignment
+record zipalign uses), so the member's data is exactly the HDF5 file and no
+copy of the weights is made. The small members follow, then the central
+directory, which lists the members in Keras's order (metadata.json,
+config.json, model.weights.h5). Archives that would need zip64 (4 GiB) are
+written through ``zipfile`` instead.
+
+Reading: ``open_member`` gives a read-only file object over a member, which
+h5py can open without the member being copied to memory.
+"""
+import io
+import os
+import struct
+import time
+import zipfile
+import zlib
+
+import h5py
+
+USER_BLOCK = 512
+_LOCAL = struct.Struct("<4s5H3L2H")          # local file header, 30 bytes
+_CENTRAL = struct.Struct("<4s6H3L5H2L")      # central directory header, 46 bytes
+_END = struct.Struct("<4s4H2LH")             # end of central directory, 22 bytes
+_ALIGN_EXTRA_ID = 0xD935                     # zipalign's alignment extra field
+_VERSION = 20                                # 2.0: stored members, no zip64
+_UNIX = 3
+_EXTERNAL_ATTR = 0o600 << 16
+_LIMIT = 0xFFFFFFFF - 1
+
+
+class ArchiveError(ValueError):
+    """The archive is not a readable zip file, or lacks a member."""
+
+
+def _dos_time(date_time):
+    year, month, day, hour, minute, second = date_time
+    return (hour << 11) | (minute << 5) | (second // 2), ((year - 1980) << 9) | (month << 5) | day
+
+
+def _crc_of_file(fh, start, length, chunk=1 << 24):
+    fh.seek(start)
+    crc = 0
+    remaining = length
+    buf = bytearray(min(chunk, max(length, 1)))
+    view = memoryview(buf)
+    while remaining:
+        n = fh.readinto(view[:min(chunk, remaining)])
+        if not n:
+            raise OSError("unexpected end of file while computing the zip checksum")
+        crc = zlib.crc32(view[:n], crc)
+        remaining -= n
+    return crc
+
+
+def write_archive(path, small_members, h5_name, write_h5):
+    """Writes a stored zip at ``path`` (a fresh temporary path): ``small_members`` is
+    [(name, bytes)], listed first; ``write_h5(h5py.File)`` fills the member ``h5_name``."""
+    with h5py.File(path, "w", userblock_size=USER_BLOCK) as f:
+        write_h5(f)
+    h5_size = os.path.getsize(path) - USER_BLOCK
+    total = USER_BLOCK + h5_size + sum(len(data) + 100 for _, data in small_members) + 200
+    if h5_size > _LIMIT or total > _LIMIT:
+        _rewrite_with_zipfile(path, small_members, h5_name)
+        return
+    now = _dos_time(time.localtime()[:6])
+    epoch = _dos_time((1980, 1, 1, 0, 0, 0))
+    name = h5_name.encode("ascii")
+    with open(path, "r+b") as fh:
+        crc = _crc_of_file(fh, USER_BLOCK, h5_size)
+        extra_len = USER_BLOCK - _LOCAL.size - len(name)
+        extra = struct.pack("<HH", _ALIGN_EXTRA_ID, extra_len - 4) + bytes(extra_len - 4)
+        fh.seek(0)
+        fh.write(_LOCAL.pack(b"PK\x03\x04", _VERSION, 0, 0, now[0], now[1], crc, h5_size, h5_size,
+                             len(name), extra_len) + name + extra)
+        entries = []
+        offset = USER_BLOCK + h5_size
+        fh.seek(offset)
+        for member, data in small_members:
+            encoded = member.encode("ascii")
+            member_crc = zlib.crc32(data)
+            fh.write(_LOCAL.pack(b"PK\x03\x04", _VERSION, 0, 0, epoch[0], epoch[1], member_crc, len(data),
+                                 len(data), len(encoded), 0) + encoded + data)
+            entries.append((encoded, member_crc, len(data), offset, epoch))
+            offset += _LOCAL.size + len(encoded) + len(data)
+        entries.append((name, crc, h5_size, 0, now))
+        directory_start = offset
+        for encoded, member_crc, size, header_offset, stamp in entries:
+            fh.write(_CENTRAL.pack(b"PK\x01\x02", (_UNIX << 8) | _VERSION, _VERSION, 0, 0, stamp[0], stamp[1],
+                                   member_crc, size, size, len(encoded), 0, 0, 0, 0, _EXTERNAL_ATTR,
+                                   header_offset) + encoded)
+            offset += _CENTRAL.size + len(encoded)
+        fh.write(_END.pack(b"PK\x05\x06", 0, 0, len(entries), len(entries), offset - directory_start,
+                           directory_start, 0))
+        fh.truncate()
+
+
+def _rewrite_with_zipfile(path, small_members, h5_name):
+    """The general path (zip64): copy the HDF5 file into a zip written by ``zipfile``."""
+    h5_path = path + ".h5"
+    os.replace(path, h5_path)
+    try:
+        with open(h5_path, "rb") as src, zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for member, data in small_members:
+                zf.writestr(zipfile.ZipInfo(member), data)
+            src.seek(USER_BLOCK)
+            with zf.open(zipfile.ZipInfo(h5_name, time.localtime()[:6]), "w", force_zip64=True) as dst:
+                while True:
+                    chunk = src.read(1 << 24)
+                    if not chunk:
+                        break
+                    dst.write(chunk)
+    finally:
+        os.remove(h5_path)
+
+
+# ------------------------------------------------------------------ read ---
+class _MemberFile(io.RawIOBase):
+    """A read-only, seekable view of the bytes ``[start, start + size)`` of a file."""
+
+    def __init__(self, path, start, size):
+        super().__init__()
+        self._fh = open(path, "rb")
+        self._start = start
+        self._size = size
+        self._pos = 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer):
+        view = memoryview(buffer).cast("B")
+        n = max(0, min(len(view), self._size - self._pos))
+        if n == 0:
+            return 0
+        got = os.preadv(self._fh.fileno(), [view[:n]], self._start + self._pos)
+        self._pos += got
+        return got
+
+    def close(self):
+        if not self.closed:
+            self._fh.close()
+        super().close()
+
+
+class Archive:
+    """A zip archive opened for reading; members are found by name."""
+
+    def __init__(self, path):
+        self.path = path
+        try:
+            self._zip = zipfile.ZipFile(path, "r")
+        except zipfile.BadZipFile as e:
+            raise ArchiveError(f"'{path}' is not a valid .keras archive: it is not a zip file, or it is truncated "
+                               f"({e}).") from e
+        except OSError as e:
+            raise ArchiveError(f"Cannot read '{path}': {e}") from e
+
+    def names(self):
+        return self._zip.namelist()
+
+    def has(self, name):
+        return name in self._zip.NameToInfo
+
+    def read(self, name, max_size):
+        info = self._info(name)
+        if info.file_size > max_size:
+            raise ArchiveError(f"'{self.path}': member '{name}' is {info.file_size} bytes, more than the "
+                               f"{max_size} bytes allowed for it; refusing to read it.")
+        try:
+            return self._zip.read(name)
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
+            raise ArchiveError(f"'{self.path}': member '{name}' is corrupted ({e}).") from e
+
+    def open_member(self, name, verify_crc=True):
+        """A binary file object over member ``name``; stored members are not copied."""
+        info = self._info(name)
+        if info.compress_type != zipfile.ZIP_STORED:
+            return io.BytesIO(self.read(name, max_size=1 << 40))
+        start = self._data_offset(info)
+        if start + info.compress_size > os.path.getsize(self.path):
+            raise ArchiveError(f"'{self.path}': member '{name}' runs past the end of the file (truncated).")
+        if verify_crc:
+            with open(self.path, "rb") as fh:
+                crc = _crc_of_file(fh, start, info.file_size)
+            if crc != info.CRC:
+                raise ArchiveError(f"'{self.path}': member '{name}' is corrupted (CRC-32 {crc:#010x}, the "
+                                   f"archive records {info.CRC:#010x}).")
+        return _MemberFile(self.path, start, info.file_size)
+
+    def _info(self, name):
+        try:
+            return self._zip.getinfo(name)
+        except KeyError:
+            raise ArchiveError(f"'{self.path}' has no member '{name}' (it has {self.names()}); it is not a "
+                               "complete .keras archive.") from None
+
+    def _data_offset(self, info):
+        with open(self.path, "rb") as fh:
+            fh.seek(info.header_offset)
+            header = fh.read(_LOCAL.size)
+        if len(header) != _LOCAL.size or header[:4] != b"PK\x03\x04":
+            raise ArchiveError(f"'{self.path}': the local header of member '{info.filename}' is damaged.")
+        fields = _LOCAL.unpack(header)
+        return info.header_offset + _LOCAL.size + fields[9] + fields[10]
+
+    def close(self):
+        self._zip.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
