@@ -54,6 +54,8 @@ def training_config_of(model):
 def _accepted(cls):
     names = set()
     for klass in cls.__mro__:
+        if klass is object:
+            break
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
