@@ -12,7 +12,7 @@ import warnings
 import h5py
 
 from . import keras_archive, legacy_h5
-from .atomic import atomic_file
+from .release import replacing
 from .state_loading import load_state
 from .weights_h5 import FileContentError, read_weights, write_weights
 
@@ -113,7 +113,7 @@ def save_weights(model, filepath, overwrite=True, max_shard_size=None, **kwargs)
         raise ValueError(f"The filename must end in `.weights.h5`. Received: filepath={filepath}")
     if not _may_write(filepath, overwrite):
         return
-    with atomic_file(filepath) as tmp:
+    with replacing(filepath) as tmp:
         with h5py.File(tmp, "w") as f:
             write_weights(f, model)
 

@@ -18,7 +18,8 @@ import h5py
 from tapeflow.layers.serialization_lib import custom_object_scope, deserialize_keras_object, serialize_keras_object
 
 from . import zip_io
-from .atomic import atomic_directory, atomic_file
+from .atomic import atomic_directory
+from .release import replacing
 from .compile_config import compile_config_of, try_compile
 from .registry import check_config
 from .state_loading import load_state
@@ -59,8 +60,8 @@ def save_keras(model, filepath, zipped=True):
             with h5py.File(os.path.join(tmp, WEIGHTS), "w") as h5:
                 write_weights(h5, model)
         return
-    with atomic_file(filepath) as tmp:
-        zip_io.write_archive(tmp, members, WEIGHTS, lambda h5: write_weights(h5, model))
+    with replacing(filepath) as tmp:
+        zip_io.write_archive(tmp, members, WEIGHTS, lambda h5, checksums: write_weights(h5, model, checksums))
 
 
 # ------------------------------------------------------------------ load ---
@@ -104,18 +105,32 @@ def load_weights_from_archive(model, filepath, skip_mismatch=False):
         return _load_h5_weights(model, os.path.join(filepath, WEIGHTS), filepath, skip_mismatch)
     with zip_io.Archive(filepath) as archive:
         _refuse_npz(archive.names(), filepath)
-        with archive.open_member(WEIGHTS) as member:
-            return _load_h5_weights(model, member, filepath, skip_mismatch)
+        source = archive.h5_source(WEIGHTS)
+        check = archive.check_member(WEIGHTS)   # runs while h5py reads
+        try:
+            entries = _read_h5_weights(model, source, filepath)
+        except Exception:
+            check.result()   # a damaged archive explains a damaged HDF5 member best
+            raise
+        check.result()
+    load_state(entries, model, filepath, skip_mismatch=skip_mismatch)
 
 
-def _load_h5_weights(model, file_or_path, source, skip_mismatch):
+def _read_h5_weights(model, file_or_path, source):
     try:
-        h5 = h5py.File(file_or_path, "r")
-    except (OSError, ValueError) as e:
-        raise FileContentError(f"'{source}': {WEIGHTS} is not a readable HDF5 file ({e}).") from e
-    with h5:
-        entries = read_weights(h5, model, source)
-    load_state(entries, model, source, skip_mismatch=skip_mismatch)
+        try:
+            h5 = h5py.File(file_or_path, "r")
+        except (OSError, ValueError) as e:
+            raise FileContentError(f"'{source}': {WEIGHTS} is not a readable HDF5 file ({e}).") from e
+        with h5:
+            return read_weights(h5, model, source)
+    finally:
+        if not isinstance(file_or_path, str):
+            file_or_path.close()
+
+
+def _load_h5_weights(model, path, source, skip_mismatch):
+    load_state(_read_h5_weights(model, path, source), model, source, skip_mismatch=skip_mismatch)
 
 
 def load_keras(filepath, custom_objects=None, compile=True, safe_mode=True):

@@ -23,7 +23,7 @@ import numpy as np
 from tapeflow.layers.serialization_lib import serialize_keras_object
 from tapeflow.optimizers import SGD, Adam
 
-from .atomic import atomic_file
+from .release import replacing
 from .compile_config import training_config_of, try_compile
 from .h5_attrs import get_string, get_string_list, has_list, set_string, set_string_list
 from .keras_archive import build_model, keras_version, parse_config
@@ -102,7 +102,7 @@ def save_legacy(model, filepath, include_optimizer=True):
     model_config = json.dumps(legacy_model_config(model))  # before any file is touched
     training_config = training_config_of(model) if include_optimizer else None
     optimizer = getattr(model, "optimizer", None) if include_optimizer else None
-    with atomic_file(filepath) as tmp:
+    with replacing(filepath) as tmp:
         with h5py.File(tmp, "w") as f:
             set_string(f, "backend", BACKEND)
             set_string(f, "keras_version", keras_version())

@@ -128,7 +128,13 @@ def load_state(entries, root, source, skip_mismatch=False):
     current = None
     try:
         for current in ordered:
-            current[1].load_own_variables(current[2])
+            path, obj, store = current
+            if uses_default_io(obj) and getattr(obj, "built", True):
+                # The default load_own_variables, on values checked above: variables[i] = store[str(i)].
+                for i, variable in enumerate(variables_of(obj)):
+                    variable.assign(store[str(i)])
+            else:
+                obj.load_own_variables(store)
     except Exception as e:
         for variable, old in snapshot:
             if np.asarray(variable) is not old:

@@ -23,10 +23,11 @@ def join(path, name):
 class WriteStore:
     """The ``store`` given to ``save_own_variables``: ``store["0"] = array`` writes ``<path>/vars/0``."""
 
-    def __init__(self, h5, path, name):
+    def __init__(self, h5, path, name, checksums=None):
         self._h5 = h5
         self._path = path
         self._group = None
+        self._checksums = checksums
         if isinstance(name, str):
             self._make().attrs["name"] = name
 
@@ -36,7 +37,10 @@ class WriteStore:
         return self._group
 
     def __setitem__(self, key, value):
-        self._make().create_dataset(str(key), data=np.asarray(value))
+        array = np.asarray(value)
+        dataset = self._make().create_dataset(str(key), data=array)
+        if self._checksums is not None and dataset.dtype == array.dtype and array.dtype.isnative:
+            self._checksums.add(dataset.name, array)   # the file holds exactly the array's bytes
 
     def __getitem__(self, key):
         if self._group is None or str(key) not in self._group:
@@ -53,12 +57,12 @@ class WriteStore:
         return len(self.keys())
 
 
-def write_weights(h5, root):
-    """Writes the state of ``root`` and of every saveable it reaches."""
+def write_weights(h5, root, checksums=None):
+    """Writes the state of ``root`` and of every saveable it reaches (``checksums``: see zip_io)."""
     for path, obj in walk(root):
         if not has_own_variables_methods(obj):
             continue
-        store = WriteStore(h5, join(path, "vars"), getattr(obj, "name", None))
+        store = WriteStore(h5, join(path, "vars"), getattr(obj, "name", None), checksums)
         if uses_default_io(obj):
             for i, variable in enumerate(variables_of(obj)):
                 store[str(i)] = np.asarray(variable)

@@ -9,8 +9,11 @@ directory, which lists the members in Keras's order (metadata.json,
 config.json, model.weights.h5). Archives that would need zip64 (4 GiB) are
 written through ``zipfile`` instead.
 
-Reading: ``open_member`` gives a read-only file object over a member, which
-h5py can open without the member being copied to memory.
+Reading: ``h5_source`` gives what h5py should open for a member without
+copying it to memory: the archive's path itself when the member sits at the
+user-block offset (tapeflow's archives), else a file object over the
+member's bytes. ``check_member`` verifies a member's CRC-32 on a thread
+while it is being read.
 """
 import io
 import os
@@ -18,8 +21,11 @@ import struct
 import time
 import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import h5py
+
+from . import crc32
 
 USER_BLOCK = 512
 _LOCAL = struct.Struct("<4s5H3L2H")          # local file header, 30 bytes
@@ -41,26 +47,31 @@ def _dos_time(date_time):
     return (hour << 11) | (minute << 5) | (second // 2), ((year - 1980) << 9) | (month << 5) | day
 
 
-def _crc_of_file(fh, start, length, chunk=1 << 24):
-    fh.seek(start)
-    crc = 0
-    remaining = length
-    buf = bytearray(min(chunk, max(length, 1)))
-    view = memoryview(buf)
-    while remaining:
-        n = fh.readinto(view[:min(chunk, remaining)])
-        if not n:
-            raise OSError("unexpected end of file while computing the zip checksum")
-        crc = zlib.crc32(view[:n], crc)
-        remaining -= n
-    return crc
+def _member_crc(fh, end, pieces):
+    """CRC-32 of the bytes ``[USER_BLOCK, end)``: ``pieces`` [(offset, length, crc)] are known, the
+    rest (HDF5 metadata) is read back."""
+    crc, position = 0, USER_BLOCK
+    for offset, length, piece_crc in sorted(pieces):
+        if offset < position or offset + length > end:
+            return crc32.of_file(fh, USER_BLOCK, end - USER_BLOCK)   # unexpected layout: read it all
+        crc = crc32.of_file(fh, position, offset - position, crc)
+        crc = crc32.combine(crc, piece_crc, length)
+        position = offset + length
+    return crc32.of_file(fh, position, end - position, crc)
 
 
 def write_archive(path, small_members, h5_name, write_h5):
     """Writes a stored zip at ``path`` (a fresh temporary path): ``small_members`` is
-    [(name, bytes)], listed first; ``write_h5(h5py.File)`` fills the member ``h5_name``."""
-    with h5py.File(path, "w", userblock_size=USER_BLOCK) as f:
-        write_h5(f)
+    [(name, bytes)], listed first; ``write_h5(h5py.File, checksums)`` fills the member ``h5_name``
+    and passes the large arrays it writes, by dataset name, to ``checksums.add``."""
+    checksums = crc32.Checksums()
+    try:
+        with h5py.File(path, "w", userblock_size=USER_BLOCK) as f:
+            write_h5(f, checksums)
+            offsets = {key: f[key].id.get_offset() for key in checksums.keys()}
+        pieces = [(offsets[key],) + checksums.result(key) for key in offsets if offsets[key] is not None]
+    finally:
+        checksums.close()
     h5_size = os.path.getsize(path) - USER_BLOCK
     total = USER_BLOCK + h5_size + sum(len(data) + 100 for _, data in small_members) + 200
     if h5_size > _LIMIT or total > _LIMIT:
@@ -70,7 +81,7 @@ def write_archive(path, small_members, h5_name, write_h5):
     epoch = _dos_time((1980, 1, 1, 0, 0, 0))
     name = h5_name.encode("ascii")
     with open(path, "r+b") as fh:
-        crc = _crc_of_file(fh, USER_BLOCK, h5_size)
+        crc = _member_crc(fh, USER_BLOCK + h5_size, pieces)
         extra_len = USER_BLOCK - _LOCAL.size - len(name)
         extra = struct.pack("<HH", _ALIGN_EXTRA_ID, extra_len - 4) + bytes(extra_len - 4)
         fh.seek(0)
@@ -157,6 +168,11 @@ class _MemberFile(io.RawIOBase):
         super().close()
 
 
+class _Done:
+    def result(self):
+        return None
+
+
 class Archive:
     """A zip archive opened for reading; members are found by name."""
 
@@ -173,9 +189,6 @@ class Archive:
     def names(self):
         return self._zip.namelist()
 
-    def has(self, name):
-        return name in self._zip.NameToInfo
-
     def read(self, name, max_size):
         info = self._info(name)
         if info.file_size > max_size:
@@ -186,21 +199,39 @@ class Archive:
         except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
             raise ArchiveError(f"'{self.path}': member '{name}' is corrupted ({e}).") from e
 
-    def open_member(self, name, verify_crc=True):
-        """A binary file object over member ``name``; stored members are not copied."""
+    def h5_source(self, name):
+        """What h5py should open to read member ``name``: the archive's own path when the member is
+        stored exactly at the 512-byte user-block offset (tapeflow's archives: HDF5 finds it there and
+        reads with its native driver), else a read-only file object over the member's bytes."""
         info = self._info(name)
         if info.compress_type != zipfile.ZIP_STORED:
-            return io.BytesIO(self.read(name, max_size=1 << 40))
+            return io.BytesIO(self.read(name, max_size=info.file_size))   # zipfile checks its CRC-32
         start = self._data_offset(info)
-        if start + info.compress_size > os.path.getsize(self.path):
+        if start + info.file_size > os.path.getsize(self.path):
             raise ArchiveError(f"'{self.path}': member '{name}' runs past the end of the file (truncated).")
-        if verify_crc:
+        return self.path if start == USER_BLOCK else _MemberFile(self.path, start, info.file_size)
+
+    def check_member(self, name):
+        """Starts checking the CRC-32 of stored member ``name`` on a thread; ``result()`` raises if it is
+        corrupted. Run it while the member is being read."""
+        info = self._info(name)
+        if info.compress_type != zipfile.ZIP_STORED:
+            return _Done()
+        start = self._data_offset(info)
+        pool = ThreadPoolExecutor(max_workers=1)
+
+        def check():
             with open(self.path, "rb") as fh:
-                crc = _crc_of_file(fh, start, info.file_size)
+                try:
+                    crc = crc32.of_file(fh, start, info.file_size)
+                except OSError as e:
+                    raise ArchiveError(f"'{self.path}': member '{name}' is truncated ({e}).") from e
             if crc != info.CRC:
                 raise ArchiveError(f"'{self.path}': member '{name}' is corrupted (CRC-32 {crc:#010x}, the "
                                    f"archive records {info.CRC:#010x}).")
-        return _MemberFile(self.path, start, info.file_size)
+        future = pool.submit(check)
+        pool.shutdown(wait=False)
+        return future
 
     def _info(self, name):
         try:

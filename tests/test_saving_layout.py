@@ -109,6 +109,20 @@ def test_keras_archive_layout_and_config_are_keras(m_model, tmp_path):
             assert_same_tree(a, b)
 
 
+def test_sgd_momentum_archive_is_keras(tmp_path):
+    model = keras.Sequential([keras.Input((2,), name="input_layer_3"), keras.layers.Dense(1, name="dense_6")],
+                             name="sequential_1")
+    model.compile(optimizer=keras.optimizers.SGD(0.1, momentum=0.9), loss="mse", metrics=["mae"])
+    model.fit(np.ones((4, 2), np.float32), np.zeros((4, 1), np.float32), epochs=1, batch_size=4, verbose=0)
+    model.save(tmp_path / "sgd.keras")
+    with zipfile.ZipFile(tmp_path / "sgd.keras") as ours, zipfile.ZipFile(fixture("sgd.keras")) as theirs:
+        assert json.loads(ours.read("config.json"))["compile_config"] == \
+            json.loads(theirs.read("config.json"))["compile_config"]
+        with h5py.File(io.BytesIO(ours.read("model.weights.h5"))) as a, \
+                h5py.File(io.BytesIO(theirs.read("model.weights.h5"))) as b:
+            assert_same_tree(a, b)
+
+
 def test_functional_config_uses_keras_module_names(tmp_path):
     with zipfile.ZipFile(fixture("func.keras")) as z:
         theirs = json.loads(z.read("config.json"))

@@ -181,3 +181,32 @@ def test_skip_mismatch_loads_what_matches(tmp_path):
         target.load_weights(tmp_path / "w.weights.h5", skip_mismatch=True)
     np.testing.assert_array_equal(target.layers[0].kernel.numpy(), source.layers[0].kernel.numpy())
     np.testing.assert_array_equal(target.layers[1].kernel.numpy(), before[0])
+
+
+@keras.saving.register_keras_serializable(package="tapeflow_tests")
+class EncoderDecoder(keras.Model):
+    def __init__(self, width=4, **kwargs):
+        super().__init__(**kwargs)
+        self.width = width
+        self.enc = keras.layers.Dense(width, activation="relu")
+        self.dec = keras.layers.Dense(2)
+
+    def call(self, x):
+        return self.dec(self.enc(x))
+
+    def get_config(self):
+        return {**super().get_config(), "width": self.width}
+
+
+def test_registered_subclassed_model_round_trip_with_optimizer(tmp_path):
+    x = data(16, 3)[0]
+    y = np.stack([x.sum(1), x[:, 0]], 1)
+    model = EncoderDecoder(6)
+    model.compile(optimizer="adam", loss="mse")
+    model.fit(x, y, epochs=2, batch_size=8, verbose=0)
+    model.save(tmp_path / "ed.keras")
+    loaded = keras.models.load_model(tmp_path / "ed.keras")
+    assert isinstance(loaded, EncoderDecoder) and loaded.width == 6
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    for a, b in zip(loaded.optimizer.variables, model.optimizer.variables):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
