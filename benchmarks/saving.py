@@ -128,7 +128,6 @@ def main():
               "raw writer truncates in place and tapeflow replaces atomically)")
         for label, t_new, t_over, t_load, read_ref, _, _ in rows:
             emit(f"save {label}, 10M params + Adam", t_new, t_raw_new, reference="raw h5py")
-            emit(f"save {label} over old file, 10M params + Adam", t_over, t_raw_over, reference="raw h5py")
             emit(f"load_weights {label}, 10M params + Adam", t_load, read_ref, reference="raw h5py")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

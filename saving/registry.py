@@ -55,7 +55,7 @@ def _label(config):
 
 def check_config(config, source, custom_objects=None, skip_keys=("compile_config",)):
     """Raises if ``config`` holds a Lambda or names a class or function tapeflow cannot rebuild safely."""
-    lambdas, unknown = [], []
+    lambdas, unknown, names_to_pass = [], [], []
 
     def visit(node, top=False):
         if isinstance(node, list):
@@ -74,8 +74,10 @@ def check_config(config, source, custom_objects=None, skip_keys=("compile_config
                 lambdas.append(f"a Lambda layer '{name}'" if isinstance(name, str) else "a Lambda layer")
             elif class_name == "function":
                 if not _function_known(node, custom_objects):
+                    names_to_pass.append(str(node.get("config")))
                     unknown.append(f"function {node.get('config')!r}")
             elif class_name not in _SPECIAL and not _resolvable(node, custom_objects):
+                names_to_pass.append(class_name)
                 unknown.append(f"class {_label(node)}"
                                + (f" registered as {node['registered_name']!r}"
                                   if node.get("registered_name") not in (None, class_name) else ""))
@@ -89,8 +91,8 @@ def check_config(config, source, custom_objects=None, skip_keys=("compile_config
     visit(config, top=True)
     if lambdas:
         raise UnsafeContentError(
-            f"'{source}' contains {', '.join(lambdas)}: its function is stored in the file as Python bytecode. "
-            "tapeflow never runs code stored in a file (with or without safe_mode=False). Rebuild this model in "
+            f"'{source}' contains {', '.join(lambdas)}, which wraps arbitrary Python code. "
+            "tapeflow never runs code from a file, with or without safe_mode=False. Rebuild this model in "
             "Python, with a layer registered through @tf.keras.saving.register_keras_serializable() in place of "
             "the Lambda, and load only its weights with model.load_weights().")
     if unknown:
@@ -98,5 +100,6 @@ def check_config(config, source, custom_objects=None, skip_keys=("compile_config
         raise UnknownClassError(
             f"Cannot load '{source}': it uses {', '.join(names)}, which tapeflow does not know. tapeflow rebuilds "
             "only its built-in classes, classes registered with "
-            "@tf.keras.saving.register_keras_serializable(package=...), and those passed as "
-            "custom_objects={'Name': Name}; it never imports code named in a file.")
+            "@tf.keras.saving.register_keras_serializable(package=...), and those passed as custom_objects="
+            + "{" + ", ".join(f"'{n}': {n}" for n in dict.fromkeys(names_to_pass or ["Name"])) + "}"
+            + "; it never imports code named in a file.")
