@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 example: $(STAMP)
-	$(PY) examples/tape_regression.py
+	$(PY) examples/keras_fit.py
 
 test: $(STAMP)
 	$(PY) -m pytest
