@@ -34,7 +34,7 @@ from tapeflow.saving import keras_archive
 WIDTHS = [1024, 2048, 2048, 1024, 1024, 512]   # 10,0 M parameters
 
 
-def best_of(fn, repeat=5, before=None):
+def best_of(fn, repeat=7, before=None):
     """Best time of ``fn`` over ``repeat`` runs; ``before`` runs untimed before each, then a pause lets
     the filesystem settle (freeing the blocks of a replaced 120 MB file takes it ~0.1 s here)."""
     times = []
