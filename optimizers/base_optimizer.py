@@ -764,7 +764,7 @@ class Optimizer:
         if problems:
             raise ValueError(f"Cannot load the state of optimizer '{self.name}': " + "; ".join(problems))
         for v, val in zip(variables, values):
-            v.assign(val.astype(v.dtype._np))
+            v.assign(val.astype(v.dtype._np, copy=False))
 
     def _restore_pending(self):
         """Assigns slot values loaded before the optimizer was built (see ``load_own_variables``)."""

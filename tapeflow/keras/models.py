@@ -8,6 +8,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
     return saving.load_model(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
 
 
+def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
+    """tf.keras.models.save_model: the same as ``model.save(filepath)``."""
+    from tapeflow import saving
+    return saving.save_model(model, filepath, overwrite=overwrite, zipped=zipped, **kwargs)
+
+
 def clone_model(model, input_tensors=None, clone_function=None):
     """A new model with the same architecture (fresh weights), built from the model's config."""
     if input_tensors is not None or clone_function is not None:
