@@ -132,7 +132,7 @@ def load_state(entries, root, source, skip_mismatch=False):
             if uses_default_io(obj) and getattr(obj, "built", True):
                 # The default load_own_variables, on values checked above: variables[i] = store[str(i)].
                 for i, variable in enumerate(variables_of(obj)):
-                    variable.assign(store[str(i)])
+                    variable._adopt(store[str(i)])  # a fresh array read from the file: no second copy
             else:
                 obj.load_own_variables(store)
     except Exception as e:
@@ -146,9 +146,14 @@ def load_state(entries, root, source, skip_mismatch=False):
 def assign_pairs(pairs, source):
     """Assigns already-checked ``(variable, value)`` pairs; if one fails, every variable is put back."""
     snapshot = [(v, np.asarray(v)) for v, _ in pairs]
+    adopted = set()
     try:
         for variable, value in pairs:
-            variable.assign(value)
+            if id(value) in adopted:  # the same array for two variables (by_name): they must not share it
+                variable.assign(value)
+            else:
+                adopted.add(id(value))
+                variable._adopt(value)
     except Exception as e:
         for variable, old in snapshot:
             if np.asarray(variable) is not old:

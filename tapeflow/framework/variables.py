@@ -107,6 +107,20 @@ class Variable:
             return self._traced_assign(delta, "sub")
         return self._store(self._value - self._new_value(delta, "subtract from"))
 
+    def _adopt(self, array):
+        """Takes ``array`` as the new value without copying it. Only for callers that just made
+        the array and keep no reference to it (loaders reading a file); anything else falls back
+        to ``assign``."""
+        arr = array if isinstance(array, np.ndarray) else None
+        if (arr is None or arr.shape != self._value.shape or arr.dtype != self._value.dtype
+                or not arr.flags.c_contiguous or not arr.flags.writeable or tracing[0] is not None):
+            return self.assign(array)
+        self._value = arr
+        self._read_tensor = _handle(arr, self._id)
+        if active_tapes:
+            self._notify_access()
+        return _UnreadVariable(self)
+
     def _write_inplace(self):
         """The stored array, for fused optimizer kernels that update it in place."""
         return self._value
