@@ -4,7 +4,7 @@ import numpy as np
 from tapeflow.framework.tensor import Tensor
 from tapeflow.ops.common import to_tensor
 
-from .serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
+from .serialization_lib import keras_export, module_accessors
 
 
 def _array(w):
@@ -86,23 +86,4 @@ _ALL = {"non_neg": NonNeg, "max_norm": MaxNorm, "unit_norm": UnitNorm, "min_max_
         "NonNeg": NonNeg, "MaxNorm": MaxNorm, "UnitNorm": UnitNorm, "MinMaxNorm": MinMaxNorm}
 
 
-def serialize(constraint):
-    return serialize_keras_object(constraint)
-
-
-def deserialize(config, custom_objects=None):
-    return deserialize_keras_object(config, custom_objects=custom_objects, module_objects=_ALL)
-
-
-def get(identifier):
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        if identifier not in _ALL:
-            raise ValueError(f"Could not interpret constraint identifier: {identifier}")
-        return _ALL[identifier]()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret constraint identifier: {identifier!r}")
+serialize, deserialize, get = module_accessors(_ALL, "constraint")

@@ -3,7 +3,7 @@ import tapeflow.ops.math_ops as M
 from tapeflow.ops import reduction_ops as R
 from tapeflow.ops.common import to_tensor
 
-from .serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
+from .serialization_lib import keras_export, module_accessors
 
 
 def _check_penalty(name, value):
@@ -83,23 +83,4 @@ l1_l2 = L1L2
 _ALL = {"l1": L1, "l2": L2, "l1_l2": L1L2, "L1": L1, "L2": L2, "L1L2": L1L2}
 
 
-def serialize(regularizer):
-    return serialize_keras_object(regularizer)
-
-
-def deserialize(config, custom_objects=None):
-    return deserialize_keras_object(config, custom_objects=custom_objects, module_objects=_ALL)
-
-
-def get(identifier):
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        if identifier not in _ALL:
-            raise ValueError(f"Could not interpret regularizer identifier: {identifier}")
-        return _ALL[identifier]()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret regularizer identifier: {identifier!r}")
+serialize, deserialize, get = module_accessors(_ALL, "regularizer")

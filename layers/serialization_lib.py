@@ -85,6 +85,33 @@ def builtin_name(obj):
     return None if entry is None else entry[1]
 
 
+def module_accessors(table, kind):
+    """(serialize, deserialize, get) for a module of Keras objects looked up in ``table``.
+
+    ``get`` accepts None, a name from ``table`` (instantiated with defaults), a
+    config dict, or any callable; ``kind`` names the objects in error messages.
+    """
+    def serialize(obj):
+        return serialize_keras_object(obj)
+
+    def deserialize(config, custom_objects=None):
+        return deserialize_keras_object(config, custom_objects=custom_objects, module_objects=table)
+
+    def get(identifier):
+        if identifier is None:
+            return None
+        if isinstance(identifier, dict):
+            return deserialize(identifier)
+        if isinstance(identifier, str):
+            if identifier not in table:
+                raise ValueError(f"Could not interpret {kind} identifier: {identifier}")
+            return table[identifier]()
+        if callable(identifier):
+            return identifier
+        raise ValueError(f"Could not interpret {kind} identifier: {identifier!r}")
+    return serialize, deserialize, get
+
+
 # ------------------------------------------------------------- serialize ---
 def serialize_keras_object(obj):
     if obj is None or isinstance(obj, (bool, int, float, str)):
