@@ -18,6 +18,7 @@ import numpy as np
 
 from tapeflow.framework.logging_util import warn
 from tapeflow.framework.registry import is_registered
+from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.framework.variables import Variable
 from tapeflow.function import ConcreteFunction, Function, register_custom_gradient
 from tapeflow.module import Module
@@ -156,8 +157,10 @@ def save(obj, export_dir, signatures=None, options=None):
             if isinstance(fn, Function):
                 fn = fn.get_concrete_function()
             if not isinstance(fn, ConcreteFunction):
-                raise ValueError(f"signature {name!r} must be a tf.function with an input_signature or a concrete function")
-            signature_data[name] = {"polymorphic": fn.polymorphic, "graph": saver._graph(fn.graph, f"signatures/{name}")}
+                raise ValueError(f"signature {name!r} must be a tf.function with an input_signature or a "
+                                 "concrete function")
+            signature_data[name] = {"polymorphic": fn.polymorphic,
+                                    "graph": saver._graph(fn.graph, f"signatures/{name}")}
     document = {"format": FORMAT, "version": VERSION, "objects": saver.objects,
                 "custom_gradients": saver.gradients, "signatures": signature_data,
                 "options": {"experimental_custom_gradients": options.experimental_custom_gradients}}
@@ -283,8 +286,8 @@ def load(export_dir, tags=None, options=None):
                 concrete = ConcreteFunction(graph(c["graph"]), polymorphic=c["polymorphic"], name=attr)
                 _warn_unsaved_gradients(concrete, attr)
                 concretes.append(concrete)
-            from tapeflow.framework.tensor_spec import TensorSpec
-            signature = None if fdata["input_signature"] is None else [TensorSpec.from_json(s) for s in fdata["input_signature"]]
+            specs = fdata["input_signature"]
+            signature = None if specs is None else [TensorSpec.from_json(s) for s in specs]
             setattr(obj, attr, RestoredFunction(attr, concretes, signature))
     root = objects[0]
     for name, sdata in document.get("signatures", {}).items():

@@ -68,7 +68,8 @@ def _call_unbatched(rec, grad_fn, out_grads):
         return grad_fn(rec, *out_grads)
     lead = present._value.shape[:nb]
     rows = int(np.prod(lead))
-    flat = [None if g is None else array_ops.reshape(g, (rows,) + o._value.shape) for g, o in zip(out_grads, rec.outputs)]
+    flat = [None if g is None else array_ops.reshape(g, (rows,) + o._value.shape)
+            for g, o in zip(out_grads, rec.outputs)]
     per_row = []
     for r in range(rows):
         res = grad_fn(rec, *[None if g is None else g[r] for g in flat])
@@ -80,7 +81,8 @@ def _call_unbatched(rec, grad_fn, out_grads):
             results.append(None)
             continue
         column = [c if c is not None else Tensor(np.zeros(t._value.shape, t._value.dtype)) for c in column]
-        results.append(array_ops.reshape(array_ops.stack([convert_to_tensor(c) for c in column]), lead + t._value.shape))
+        stacked = array_ops.stack([convert_to_tensor(c) for c in column])
+        results.append(array_ops.reshape(stacked, lead + t._value.shape))
     return results
 
 

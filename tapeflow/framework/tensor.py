@@ -80,14 +80,16 @@ class Tensor:
 
     def __index__(self):
         if self._value.dtype.kind not in "iu" or self._value.ndim != 0:
-            raise TypeError(f"Only integer scalar tensors can be used as an index, got {self.dtype!r} with shape {self.shape}")
+            raise TypeError(f"Only integer scalar tensors can be used as an index, got {self.dtype!r} "
+                            f"with shape {self.shape}")
         return int(self._value)
 
     def __hash__(self):
         raise TypeError("Tensor is unhashable. Instead, use tensor.ref() as the key.")
 
     def __repr__(self):
-        return "<tf.Tensor: shape=%s, dtype=%s, %s>" % (self.shape, self.dtype.name, numpy_text(self._value, is_repr=True))
+        return "<tf.Tensor: shape=%s, dtype=%s, %s>" % (
+            self.shape, self.dtype.name, numpy_text(self._value, is_repr=True))
 
     def __str__(self):
         return "tf.Tensor(%s, shape=%s, dtype=%s)" % (numpy_text(self._value), self.shape, self.dtype.name)
