@@ -16,7 +16,8 @@ from tapeflow.ops import reduction_ops as R
 from tapeflow.ops.common import to_tensor
 
 from . import activations, backend
-from .serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
+from .serialization_lib import (deserialize_keras_object, keras_export, module_accessors,
+                                serialize_keras_object)
 
 _REDUCTIONS = ("sum_over_batch_size", "mean", "sum", "none", "mean_with_sample_weight")
 
@@ -424,28 +425,6 @@ _CLASSES = {cls.__name__: cls for cls in (
     SparseCategoricalCrossentropy, LossFunctionWrapper)}
 
 
-def serialize(loss):
-    return serialize_keras_object(loss)
-
-
-def deserialize(config, custom_objects=None):
-    return deserialize_keras_object(config, custom_objects=custom_objects, module_objects={**_FUNCTIONS, **_CLASSES})
-
-
-def get(identifier):
-    """A loss function or Loss from a name ("mse"), a config dict, a Loss or a callable."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, str):
-        found = _FUNCTIONS.get(identifier) or _CLASSES.get(identifier)
-        if found is None:
-            from .serialization_lib import get_registered_object
-            found = get_registered_object(identifier)
-        if found is None:
-            raise ValueError(f"Could not interpret loss identifier: {identifier}")
-        return found() if isinstance(found, type) else found
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret loss identifier: {identifier!r}")
+# Names resolve as Keras does: functions, then classes, then registered objects.
+serialize, deserialize, get = module_accessors({**_FUNCTIONS, **_CLASSES}, "loss",
+                                               names={**_CLASSES, **_FUNCTIONS}, registered=True)

@@ -13,7 +13,8 @@ from tapeflow.framework.recording import tracing
 from tapeflow.framework.tensor import Tensor
 
 from . import backend, tree
-from .serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
+from .serialization_lib import (deserialize_keras_object, keras_export, module_accessors,
+                                serialize_keras_object)
 from .variable import KerasVariable
 
 
@@ -572,30 +573,6 @@ _SNAKE_CLASSES = {backend.snake_case(name): cls for name, cls in _CLASSES.items(
 _SNAKE_CLASSES["auc"] = AUC
 
 
-def serialize(metric):
-    return serialize_keras_object(metric)
-
-
-def deserialize(config, custom_objects=None):
-    return deserialize_keras_object(config, custom_objects=custom_objects, module_objects={**_FUNCTIONS, **_CLASSES})
-
-
-def get(identifier):
-    """A metric function or Metric from a name ("mae", "AUC"), a config, a Metric or a callable."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, str):
-        found = _FUNCTIONS.get(identifier) or _CLASSES.get(identifier)
-        if found is None and identifier in _SNAKE_CLASSES:
-            found = _SNAKE_CLASSES[identifier]
-        if found is None:
-            from .serialization_lib import get_registered_object
-            found = get_registered_object(identifier)
-        if found is None:
-            raise ValueError(f"Could not interpret metric identifier: {identifier}")
-        return found() if isinstance(found, type) else found
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret metric identifier: {identifier!r}")
+# Names resolve as Keras does: functions, then classes, then snake-case class names, then registered objects.
+serialize, deserialize, get = module_accessors({**_FUNCTIONS, **_CLASSES}, "metric",
+                                               names={**_SNAKE_CLASSES, **_CLASSES, **_FUNCTIONS}, registered=True)

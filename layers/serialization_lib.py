@@ -85,12 +85,16 @@ def builtin_name(obj):
     return None if entry is None else entry[1]
 
 
-def module_accessors(table, kind):
+def module_accessors(table, kind, names=None, registered=False):
     """(serialize, deserialize, get) for a module of Keras objects looked up in ``table``.
 
-    ``get`` accepts None, a name from ``table`` (instantiated with defaults), a
-    config dict, or any callable; ``kind`` names the objects in error messages.
+    ``get`` accepts None, a name (looked up in ``names``, by default ``table``;
+    with ``registered``, then among registered custom objects; a class found is
+    instantiated with defaults), a config dict, or any callable. ``kind`` names
+    the objects in error messages.
     """
+    names = table if names is None else names
+
     def serialize(obj):
         return serialize_keras_object(obj)
 
@@ -103,9 +107,12 @@ def module_accessors(table, kind):
         if isinstance(identifier, dict):
             return deserialize(identifier)
         if isinstance(identifier, str):
-            if identifier not in table:
+            found = names.get(identifier)
+            if found is None and registered:
+                found = get_registered_object(identifier)
+            if found is None:
                 raise ValueError(f"Could not interpret {kind} identifier: {identifier}")
-            return table[identifier]()
+            return found() if isinstance(found, type) else found
         if callable(identifier):
             return identifier
         raise ValueError(f"Could not interpret {kind} identifier: {identifier!r}")
