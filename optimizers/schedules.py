@@ -64,14 +64,10 @@ class LearningRateSchedule:
         return cls(**config)
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """``initial_learning_rate * decay_rate ** (step / decay_steps)``.
+class _StaircaseDecay(LearningRateSchedule):
+    """A decay driven by p = step / decay_steps (floored with ``staircase``): subclasses give ``_decay``."""
 
-    With ``staircase=True`` the exponent is floored, so the rate drops in
-    discrete intervals.
-    """
-
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase, name):
         _positive_steps("decay_steps", decay_steps)
         self.initial_learning_rate = initial_learning_rate
         self.decay_steps = decay_steps
@@ -85,11 +81,25 @@ class ExponentialDecay(LearningRateSchedule):
         p = _step_value(step, lr0.dtype) / dt(self.decay_steps)
         if self.staircase:
             p = np.floor(p)
-        return Tensor(np.asarray(lr0 * dt(self.decay_rate) ** p))
+        return Tensor(np.asarray(self._decay(lr0, dt, p)))
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
                 "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+
+
+class ExponentialDecay(_StaircaseDecay):
+    """``initial_learning_rate * decay_rate ** (step / decay_steps)``.
+
+    With ``staircase=True`` the exponent is floored, so the rate drops in
+    discrete intervals.
+    """
+
+    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
+
+    def _decay(self, lr0, dt, p):
+        return lr0 * dt(self.decay_rate) ** p
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -157,29 +167,15 @@ class PolynomialDecay(LearningRateSchedule):
                 "name": self.name}
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_StaircaseDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (the
     ratio floored when ``staircase=True``)."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
-        _positive_steps("decay_steps", decay_steps)
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
+        super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
-    def __call__(self, step):
-        lr0 = _float_array(self.initial_learning_rate)
-        dt = lr0.dtype.type
-        p = _step_value(step, lr0.dtype) / dt(self.decay_steps)
-        if self.staircase:
-            p = np.floor(p)
-        return Tensor(np.asarray(lr0 / (dt(1) + dt(self.decay_rate) * p)))
-
-    def get_config(self):
-        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
-                "decay_rate": self.decay_rate, "staircase": self.staircase, "name": self.name}
+    def _decay(self, lr0, dt, p):
+        return lr0 / (dt(1) + dt(self.decay_rate) * p)
 
 
 class CosineDecay(LearningRateSchedule):
