@@ -143,7 +143,3 @@ def record(op_type, inputs, outputs, attrs=None, grad_fn=None, forward_mode=True
 
 def recording_anything():
     return bool(active_tapes or active_accumulators)
-
-
-def could_possibly_record():
-    return bool(active_tapes or active_accumulators or tracing[0] is not None)
