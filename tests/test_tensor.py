@@ -202,3 +202,14 @@ def test_adopt_takes_fresh_arrays_without_copying_and_falls_back_otherwise():
     assert v._value is not wrong_dtype and v.dtype == tf.float32 and float(v[0, 0]) == 2.0
     with pytest.raises(ValueError, match="shape mismatch"):
         v._adopt(np.ones((3, 2), np.float32))
+
+
+def test_scalars_convert_to_numpy_arrays_and_keep_their_dtype():
+    x = tf.constant(1.5)
+    y = x * x + 1.0
+    for t in (x, y, tf.constant(np.float64(2.0)), tf.constant(3)):
+        arr = np.asarray(t)
+        assert isinstance(arr, np.ndarray) and arr.shape == () and arr.dtype == t.dtype.as_numpy_dtype
+    assert np.asarray(y, dtype=np.float64).dtype == np.float64
+    assert float(np.array(y)) == 3.25
+    assert type(x.numpy()) is np.float32  # TensorFlow's .numpy() of a scalar is a numpy scalar

@@ -54,9 +54,8 @@ class Tensor:
 
     # -- Python protocols ----------------------------------------------
     def __array__(self, dtype=None, copy=None):
-        if dtype is None:
-            return self._value
-        return self._value.astype(dtype)
+        value = np.asarray(self._value)  # a 0-d value may be held as a numpy scalar
+        return value if dtype is None else value.astype(dtype)
 
     def __len__(self):
         if self._value.ndim == 0:
