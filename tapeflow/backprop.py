@@ -105,20 +105,24 @@ def _split_mask(mask, n):
 
 
 def _relevant_records(records, sources):
-    """[(record, input mask)] for the records with an input that depends on a source (bit i set
-    when input i does), and the ids of every tensor that does (trainable dtypes only)."""
+    """[(record, indices of inputs that depend on a source, the other indices)] for the records
+    with an input that depends on a source, and the ids of every tensor that does (trainable
+    dtypes only)."""
     depends = set(sources)
     relevant = []
     append = relevant.append
+    splits = _INDEX_SPLITS
     for rec in records:
+        inputs = rec.inputs
         mask = 0
         bit = 1
-        for t in rec.inputs:
+        for t in inputs:
             if t._id in depends:
                 mask |= bit
             bit <<= 1
         if mask:
-            append((rec, mask))
+            split = splits.get((mask, len(inputs))) or _split_mask(mask, len(inputs))
+            append((rec, split[0], split[1]))
             for o in rec.outputs:
                 if o._value.dtype.kind in "fc":
                     depends.add(o._id)
@@ -153,8 +157,8 @@ def backward(records, targets, target_grads, source_ids):
     for t, g in zip(targets, target_grads):
         if t._id in depends and _is_trainable_dtype(t):
             _accumulate(grads, t._id, g)
-    gradient_table = _GRADIENTS
-    for rec, mask in reversed(relevant):
+    resolved = {}   # op type -> (gradient function, batch aware), for plain records
+    for rec, needed, skipped in reversed(relevant):
         outputs = rec.outputs
         if len(outputs) == 1:
             key = outputs[0]._id
@@ -169,15 +173,20 @@ def backward(records, targets, target_grads, source_ids):
             if all(g is None for g in out_grads):
                 continue
             out_grads = _fill_missing(rec, out_grads)
-        entry = gradient_table.get(rec.type) if rec.grad_fn is None else None
-        if entry is not None and entry[0] is not _NO_GRADIENT and rec.type != "IdentityN":
-            grad_fn, batch_aware = entry[0], entry[2]
+        if rec.grad_fn is None:
+            op_type = rec.type
+            entry = resolved.get(op_type)
+            if entry is None:
+                entry = resolved[op_type] = _resolve_gradient(rec)
+                if op_type == "IdentityN":  # resolved per record (its attrs name the gradient)
+                    del resolved[op_type]
+            grad_fn, batch_aware = entry
         else:
-            grad_fn, batch_aware = _resolve_gradient(rec)
-            if grad_fn is None:
-                continue
+            grad_fn, batch_aware = rec.grad_fn, False
+        if grad_fn is None:
+            continue
         inputs = rec.inputs
-        needed, rec.skip_input_indices = _split_mask(mask, len(inputs))
+        rec.skip_input_indices = skipped
         if batch_aware:
             in_grads = grad_fn(rec, g) if out_grads is None else grad_fn(rec, *out_grads)
         else:
@@ -191,11 +200,12 @@ def backward(records, targets, target_grads, source_ids):
             gi = in_grads[i]
             if gi is None:
                 continue
-            t = inputs[i]
             if type(gi) is not Tensor:
                 gi = convert_to_tensor(gi)
+            t = inputs[i]
             shape = t._value.shape
-            if gi._value.shape != shape and gi._value.shape[gi._value.ndim - len(shape):] != shape:
+            gshape = gi._value.shape
+            if gshape != shape and gshape[len(gshape) - len(shape):] != shape:
                 raise ValueError(f"The gradient function of {rec.type!r} returned a gradient of shape {gi.shape} "
                                  f"for an input of shape {t.shape}")
             key = t._id
