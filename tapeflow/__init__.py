@@ -1,6 +1,7 @@
 """tapeflow: a Keras-compatible deep-learning framework on numpy and numba,
 built around its own gradient tape. ``import tapeflow as tf``."""
 from . import ops as _ops  # noqa: F401  (registers every op and operator)
+from .framework.allocator import keep_freed_memory as _keep_freed_memory
 from .framework import dtypes
 from .framework.dtypes import (DType, as_dtype, bool, complex64, complex128, double, float16,  # noqa: F401,A004
                                float32, float64, half, int8, int16, int32, int64, string, uint8, uint16, uint32,
@@ -33,6 +34,7 @@ from .function import function  # noqa: F401
 from . import autodiff, errors, linalg, math, nest, nn, random  # noqa: F401
 
 __version__ = "0.1.0"
+_keep_freed_memory()
 newaxis = None
 
 _LAZY = {
