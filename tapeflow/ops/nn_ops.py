@@ -57,9 +57,24 @@ def _zero_grad(x, grad, nb):
     return Tensor(np.zeros(grad._value.shape[:nb] + x._value.shape, grad._value.dtype))
 
 
+def _fused_grad(kernel, numpy_fallback):
+    """``_fused`` for a gradient op ``(g, x) -> g * f'(x)``, elementwise and linear in ``g``.
+
+    When ``g`` carries stacked cotangent axes that ``x`` lacks (a jacobian), f'(x)
+    is computed once on ``x`` and broadcast: cheaper than copying ``x`` per row.
+    """
+    dense = _fused(kernel, numpy_fallback)
+
+    def forward(g, x, **params):
+        if g.ndim > x.ndim and _is_float(g) and g.shape[g.ndim - x.ndim:] == x.shape:
+            return g * dense(np.ones(x.shape, g.dtype), x, **params)
+        return dense(g, x, **params)
+    return forward
+
+
 # ----------------------------------------------------------------- relu ---
 register_op("Relu")(_fused("relu", lambda x: np.maximum(x, 0).astype(x.dtype)))
-register_op("ReluGrad")(_fused("relu_grad", lambda g, y: np.where(y > 0, g, 0).astype(g.dtype)))
+register_op("ReluGrad")(_fused_grad("relu_grad", lambda g, y: np.where(y > 0, g, 0).astype(g.dtype)))
 
 
 @RegisterGradient("Relu")
@@ -79,7 +94,7 @@ def relu(features, name=None):
 
 
 register_op("Relu6")(_fused("relu6", lambda x: np.clip(x, 0, 6).astype(x.dtype)))
-register_op("Relu6Grad")(_fused("relu6_grad", lambda g, x: np.where((x > 0) & (x < 6), g, 0).astype(g.dtype)))
+register_op("Relu6Grad")(_fused_grad("relu6_grad", lambda g, x: np.where((x > 0) & (x < 6), g, 0).astype(g.dtype)))
 
 
 @RegisterGradient("Relu6")
@@ -99,7 +114,7 @@ def relu6(features, name=None):
 
 
 register_op("LeakyRelu")(_fused("leaky_relu", lambda x, alpha: np.where(x > 0, x, alpha * x).astype(x.dtype)))
-register_op("LeakyReluGrad")(_fused("leaky_relu_grad", lambda g, x, alpha: np.where(x > 0, g, alpha * g).astype(g.dtype)))
+register_op("LeakyReluGrad")(_fused_grad("leaky_relu_grad", lambda g, x, alpha: np.where(x > 0, g, alpha * g).astype(g.dtype)))
 
 
 @RegisterGradient("LeakyRelu")
@@ -121,7 +136,7 @@ def leaky_relu(features, alpha=0.2, name=None):
 
 # ------------------------------------------------------------- elu / selu ---
 register_op("Elu")(_fused("elu", lambda x: np.where(x > 0, x, np.expm1(x)).astype(x.dtype)))
-register_op("EluGrad")(_fused("elu_grad", lambda g, y: np.where(y > 0, g, g * (y + 1)).astype(g.dtype)))
+register_op("EluGrad")(_fused_grad("elu_grad", lambda g, y: np.where(y > 0, g, g * (y + 1)).astype(g.dtype)))
 
 
 @RegisterGradient("Elu")
@@ -144,7 +159,7 @@ def elu(features, name=None):
 
 
 register_op("Selu")(_fused("selu", None))
-register_op("SeluGrad")(_fused("selu_grad", None))
+register_op("SeluGrad")(_fused_grad("selu_grad", None))
 
 
 @RegisterGradient("Selu")
@@ -194,7 +209,7 @@ def sigmoid(x, name=None):
 
 # --------------------------------------------------------- softplus/sign ---
 register_op("Softplus")(_fused("softplus", None))
-register_op("SoftplusGrad")(_fused("softplus_grad", None))
+register_op("SoftplusGrad")(_fused_grad("softplus_grad", None))
 
 
 @RegisterGradient("Softplus")
@@ -217,7 +232,7 @@ def softplus(features, name=None):
 
 
 register_op("Softsign")(_fused("softsign", None))
-register_op("SoftsignGrad")(_fused("softsign_grad", None))
+register_op("SoftsignGrad")(_fused_grad("softsign_grad", None))
 
 
 @RegisterGradient("Softsign")
