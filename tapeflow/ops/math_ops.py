@@ -3,6 +3,7 @@
 Gradients are written with these same ops, so a gradient computed under an
 outer tape is itself recorded (higher-order derivatives need no special case).
 """
+import functools
 import operator
 
 import numpy as np
@@ -10,6 +11,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
+from ..framework.recording import with_inlined_execute
 from ..framework.tensor_shape import TensorShape
 from ..framework.variables import Variable
 from . import array_ops, reduction_ops
@@ -39,10 +41,8 @@ def _add_grad(op, grad):
             None if 1 in skip else sum_to(grad, y._value.shape, nb))
 
 
+@functools.partial(with_inlined_execute, "AddV2")
 def add(x, y, name=None):
-    if type(x) is Tensor and type(y) is Tensor and x._value.dtype is y._value.dtype \
-            and x._value.shape == y._value.shape and x._value.dtype.kind != "O":
-        return execute("AddV2", (x, y))  # fast path: nothing to convert or check
     x, y = binary_args(x, y, "AddV2")
     if x._value.dtype == object:
         return Tensor(np.char.add(x._value.astype(str), y._value.astype(str)).astype(object))
@@ -61,10 +61,9 @@ def _sub_grad(op, grad):
             None if 1 in skip else sum_to(negative(grad), y._value.shape, nb))
 
 
+@functools.partial(with_inlined_execute, "Sub")
 def subtract(x, y, name=None):
-    if type(x) is not Tensor or type(y) is not Tensor or x._value.dtype is not y._value.dtype \
-            or x._value.shape != y._value.shape:
-        x, y = binary_args(x, y, "Sub")
+    x, y = binary_args(x, y, "Sub")
     return execute("Sub", (x, y))
 
 
@@ -87,10 +86,9 @@ def _mul_grad(op, grad):
     return gx, gy
 
 
+@functools.partial(with_inlined_execute, "Mul")
 def multiply(x, y, name=None):
-    if type(x) is not Tensor or type(y) is not Tensor or x._value.dtype is not y._value.dtype \
-            or x._value.shape != y._value.shape:
-        x, y = binary_args(x, y, "Mul")
+    x, y = binary_args(x, y, "Mul")
     return execute("Mul", (x, y))
 
 
