@@ -2,6 +2,8 @@
 
 Statistics are per channel over the rows, accumulated in float64; the
 variance is the biased one (divided by the number of rows), as Keras 3 uses.
+The kernels allocate nothing: their float64 per-channel scratch rows come from
+the caller, which spares numba compiling its array constructors on a cold cache.
 """
 import math
 
@@ -10,14 +12,18 @@ from numba import njit
 
 
 @njit(cache=True)
-def batch_norm_train(x, gamma, beta, eps, y, mean, var):
-    """y = (x - mean) / sqrt(var + eps) * gamma + beta, with the batch mean/var written out."""
+def batch_norm_train(x, gamma, beta, eps, y, mean, var, work):
+    """y = (x - mean) / sqrt(var + eps) * gamma + beta, with the batch mean/var written out.
+
+    ``work``: float64 scratch of shape (4, channels).
+    """
     rows, channels = x.shape
-    acc = np.zeros(channels, np.float64)
+    acc, mu, scale, shift = work[0], work[1], work[2], work[3]
+    for c in range(channels):
+        acc[c] = 0.0
     for i in range(rows):
         for c in range(channels):
             acc[c] += x[i, c]
-    mu = np.empty(channels, np.float64)
     for c in range(channels):
         mu[c] = acc[c] / rows
         acc[c] = 0.0
@@ -25,8 +31,6 @@ def batch_norm_train(x, gamma, beta, eps, y, mean, var):
         for c in range(channels):
             d = x[i, c] - mu[c]
             acc[c] += d * d
-    scale = np.empty(channels, np.float64)
-    shift = np.empty(channels, np.float64)
     for c in range(channels):
         v = acc[c] / rows
         mean[c] = mu[c]
@@ -39,22 +43,22 @@ def batch_norm_train(x, gamma, beta, eps, y, mean, var):
 
 
 @njit(cache=True)
-def batch_norm_train_grad(dy, x, gamma, mean, var, g_mean, g_var, eps, dx, dgamma, dbeta):
-    """Backward of batch_norm_train for cotangents dy (of y), g_mean and g_var (of the batch statistics)."""
+def batch_norm_train_grad(dy, x, gamma, mean, var, g_mean, g_var, eps, dx, dgamma, dbeta, work):
+    """Backward of batch_norm_train for cotangents dy (of y), g_mean and g_var (of the batch statistics).
+
+    ``work``: float64 scratch of shape (6, channels).
+    """
     rows, channels = x.shape
-    sum_dy = np.zeros(channels, np.float64)
-    sum_dy_xhat = np.zeros(channels, np.float64)
-    inv = np.empty(channels, np.float64)
+    sum_dy, sum_dy_xhat, inv, k, a, b = work[0], work[1], work[2], work[3], work[4], work[5]
     for c in range(channels):
+        sum_dy[c] = 0.0
+        sum_dy_xhat[c] = 0.0
         inv[c] = 1.0 / math.sqrt(var[c] + eps)
     for i in range(rows):
         for c in range(channels):
             g = dy[i, c]
             sum_dy[c] += g
             sum_dy_xhat[c] += g * (x[i, c] - mean[c]) * inv[c]
-    k = np.empty(channels, np.float64)
-    a = np.empty(channels, np.float64)
-    b = np.empty(channels, np.float64)
     for c in range(channels):
         dbeta[c] = sum_dy[c]
         dgamma[c] = sum_dy_xhat[c]
@@ -78,7 +82,7 @@ def train_forward(x2d, gamma, beta, eps):
     mean = np.empty(channels, x2d.dtype)
     var = np.empty(channels, x2d.dtype)
     batch_norm_train(x2d, np.ascontiguousarray(gamma, x2d.dtype), np.ascontiguousarray(beta, x2d.dtype),
-                     float(eps), y, mean, var)
+                     float(eps), y, mean, var, np.empty((4, channels)))
     return y, mean, var
 
 
@@ -91,5 +95,5 @@ def train_backward(dy2d, x2d, gamma, mean, var, g_mean, g_var, eps):
     dbeta = np.empty(channels, dtype)
     c = np.ascontiguousarray
     batch_norm_train_grad(c(dy2d, dtype), c(x2d), c(gamma, dtype), c(mean, dtype), c(var, dtype),
-                          c(g_mean, dtype), c(g_var, dtype), float(eps), dx, dgamma, dbeta)
+                          c(g_mean, dtype), c(g_var, dtype), float(eps), dx, dgamma, dbeta, np.empty((6, channels)))
     return dx, dgamma, dbeta
