@@ -83,7 +83,10 @@ def execute(op_type, inputs, attrs=None):
     if tracing[0] is not None:
         return tracing[0].add_op(op_type, inputs, attrs or {})
     if attrs:
-        result = forward(*[t._value for t in inputs], **attrs)
+        if len(inputs) == 1:
+            result = forward(inputs[0]._value, **attrs)
+        else:
+            result = forward(*[t._value for t in inputs], **attrs)
     elif len(inputs) == 2:
         result = forward(inputs[0]._value, inputs[1]._value)
     elif len(inputs) == 1:

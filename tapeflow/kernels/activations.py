@@ -182,28 +182,36 @@ def gelu_tanh_grad(g, x, out):
         out[i] = g[i] * (0.5 * (1 + t) + 0.5 * v * (1 - t * t) * du)
 
 
-_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_FLOAT32 = np.dtype(np.float32)
+_FLOATS = (_FLOAT32, np.dtype(np.float64))
 
 
-def _flat(a, dtype):
-    return np.ascontiguousarray(a, dtype=dtype).reshape(-1)
+def _flat(a, work):
+    """``a`` as a flat C-contiguous array of dtype ``work`` (a view when it already is one)."""
+    if type(a) is np.ndarray and a.dtype is work and a.flags.c_contiguous:
+        return a.reshape(-1)
+    return np.ascontiguousarray(a, dtype=work).reshape(-1)
 
 
 def apply(kernel, *arrays, params=()):
-    """Runs ``kernel(*flat_arrays, *params, out)``; the result has the first array's shape.
+    """Runs ``kernel(*flat_arrays, *params, out)``; the result has the broadcast shape.
 
     float32/float64 run natively; other float types compute in float32 and are
     cast back (numba has no float16 arithmetic).
     """
-    first = np.asarray(arrays[0])
-    dtype = first.dtype
-    work = dtype if dtype in _FLOATS else np.dtype(np.float32)
-    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
-    flats = [_flat(np.broadcast_to(a, shape), work) for a in arrays]
+    dtype = arrays[0].dtype
+    work = dtype if dtype in _FLOATS else _FLOAT32
+    shape = arrays[0].shape
+    for a in arrays:
+        if a.shape != shape:  # broadcasting (rare: stacked cotangents take _fused_grad's path)
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+            arrays = [np.broadcast_to(a, shape) for a in arrays]
+            break
+    flats = [_flat(a, work) for a in arrays]
     out = np.empty(flats[0].size, dtype=work)
     kernel(*flats, *params, out)
     out = out.reshape(shape)
-    return out if work == dtype else out.astype(dtype)
+    return out if work is dtype else out.astype(dtype)
 
 
 @njit(cache=True)

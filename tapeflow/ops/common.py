@@ -1,8 +1,10 @@
-"""Shared helpers of the op modules: argument conversion and batch-aware shapes.
+"""Shared helpers of the op modules: argument conversion, batch-aware shapes, quiet numpy errors.
 
 Gradient functions may receive cotangents with extra *leading* axes (a stack of
 cotangents, used by the vectorised jacobian). ``batch_ndim`` tells how many.
 """
+import numpy as np
+
 from ..framework.conversion import convert_to_tensor
 from ..framework.errors import InvalidArgumentError, dtype_word
 from ..framework.recording import execute, register_op  # noqa: F401  (re-exported for op modules)
@@ -10,6 +12,25 @@ from ..framework.registry import BuiltinGradient as RegisterGradient  # noqa: F4
 from ..framework.registry import no_gradient  # noqa: F401
 from ..framework.tensor import Tensor
 from ..framework.variables import Variable
+
+
+try:  # numpy >= 2: switch the error state with one context-variable set (np.errstate costs ~1 us)
+    from numpy._core.umath import _extobj_contextvar, _make_extobj
+    _QUIET = _make_extobj(divide="ignore", invalid="ignore", over="ignore")
+
+    def quietly(fn, *args):
+        """``fn(*args)`` with numpy's divide/overflow/invalid errors ignored: like TensorFlow,
+        ops give inf and nan without warnings."""
+        token = _extobj_contextvar.set(_QUIET)
+        try:
+            return fn(*args)
+        finally:
+            _extobj_contextvar.reset(token)
+except ImportError:  # pragma: no cover - older numpy
+    def quietly(fn, *args):
+        """``fn(*args)`` with numpy's divide/overflow/invalid errors ignored."""
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return fn(*args)
 
 
 def is_tensor_like(x):
@@ -27,10 +48,16 @@ def binary_args(x, y, op_type, broadcast=True):
 
     With ``broadcast`` (elementwise ops) the shapes must broadcast against each other.
     """
-    if type(x) is Tensor and type(y) is Tensor:  # fast path: two tensors of one dtype
-        xv, yv = x._value, y._value
-        if xv.dtype is yv.dtype and (not broadcast or xv.shape == yv.shape):
-            return x, y
+    tx, ty = type(x), type(y)
+    if tx is Tensor:
+        if ty is Tensor:  # fast path: two tensors of one dtype
+            xv, yv = x._value, y._value
+            if xv.dtype is yv.dtype and (not broadcast or xv.shape == yv.shape):
+                return x, y
+        elif (ty is float or ty is int) and broadcast and x._value.dtype.kind in "fc":
+            return x, Tensor(x._value.dtype.type(y))  # fast path: a Python number takes the tensor's dtype
+    elif ty is Tensor and (tx is float or tx is int) and broadcast and y._value.dtype.kind in "fc":
+        return Tensor(y._value.dtype.type(x)), y
     if type(x) is not Tensor or type(y) is not Tensor:
         if is_tensor_like(x):
             x = to_tensor(x)

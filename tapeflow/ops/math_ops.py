@@ -16,13 +16,9 @@ from ..framework.tensor_shape import TensorShape
 from ..framework.variables import Variable
 from . import array_ops, reduction_ops
 from .common import (RegisterGradient, batch_ndim, binary_args, execute, is_tensor_like, no_gradient,
-                     normalize_axis, register_op, to_tensor)
+                     normalize_axis, quietly, register_op, to_tensor)
 
 sum_to = reduction_ops.sum_to
-
-
-def _err_state():
-    return np.errstate(divide="ignore", invalid="ignore", over="ignore")
 
 
 # -------------------------------------------------------------- arithmetic ---
@@ -95,10 +91,8 @@ def multiply(x, y, name=None):
 @register_op("RealDiv")
 def _div_fwd(x, y):
     if x.dtype.kind in "iu":
-        with _err_state():
-            return np.floor_divide(x, y)
-    with _err_state():
-        return x / y
+        return quietly(np.floor_divide, x, y)
+    return quietly(operator.truediv, x, y)
 
 
 @RegisterGradient("RealDiv")
@@ -135,8 +129,7 @@ def div_no_nan(x, y, name=None):
 
 @register_op("FloorDiv")
 def _floordiv_fwd(x, y):
-    with _err_state():
-        return np.floor_divide(x, y)
+    return quietly(np.floor_divide, x, y)
 
 
 no_gradient("FloorDiv")
@@ -151,8 +144,7 @@ def floordiv(x, y, name=None):
 
 @register_op("FloorMod")
 def _floormod_fwd(x, y):
-    with _err_state():
-        return np.mod(x, y)
+    return quietly(np.mod, x, y)
 
 
 @RegisterGradient("FloorMod")
@@ -177,8 +169,7 @@ mod = floormod
 def _pow_fwd(x, y):
     if x.dtype.kind in "iu" and np.any(y < 0):
         raise InvalidArgumentError("Integers to negative integer powers are not allowed [Op:Pow]")
-    with _err_state():
-        return np.power(x, y)
+    return quietly(np.power, x, y)
 
 
 @RegisterGradient("Pow")
@@ -297,8 +288,7 @@ def _check_float(x, public_name, op_type):
 def _unary(op_type, np_fn, grad_fn, public_name, floats_only=True):
     """Defines a unary elementwise op whose gradient is ``grad * conj(grad_fn(x, y))``."""
     def forward(x):
-        with _err_state():
-            return np_fn(x)
+        return quietly(np_fn, x)
     register_op(op_type)(forward)
 
     def gradient(op, grad):
@@ -348,8 +338,7 @@ def _to_shape_of(g, x, nb):
 
 @register_op("Sqrt")
 def _sqrt_fwd(x):
-    with _err_state():
-        return np.sqrt(x)
+    return quietly(np.sqrt, x)
 
 
 @RegisterGradient("Sqrt")
@@ -360,8 +349,7 @@ def _sqrt_grad(op, grad):
 @register_op("SqrtGrad")
 def _sqrt_grad_fwd(y, g):
     # 0 where the upstream gradient is 0, even at y == 0 (TensorFlow's convention).
-    with _err_state():
-        return np.where(g == 0, np.zeros((), y.dtype), g * 0.5 / y)
+    return np.where(g == 0, np.zeros((), y.dtype), quietly(lambda: g * 0.5 / y))
 
 
 @RegisterGradient("SqrtGrad")
@@ -379,8 +367,7 @@ def sqrt(x, name=None):
 
 @register_op("Rsqrt")
 def _rsqrt_fwd(x):
-    with _err_state():
-        return 1 / np.sqrt(x)
+    return quietly(lambda: 1 / np.sqrt(x))
 
 
 @RegisterGradient("Rsqrt")
@@ -390,8 +377,7 @@ def _rsqrt_grad(op, grad):
 
 @register_op("RsqrtGrad")
 def _rsqrt_grad_fwd(y, g):
-    with _err_state():
-        return g * (-0.5) * y * y * y
+    return quietly(lambda: g * (-0.5) * y * y * y)
 
 
 @RegisterGradient("RsqrtGrad")
@@ -411,10 +397,8 @@ def rsqrt(x, name=None):
 def _reciprocal_fwd(x):
     if x.dtype.kind in "iu":
         # Integer reciprocal truncates toward zero (1/x is 0 unless |x| == 1), as in TensorFlow.
-        with _err_state():
-            return (1 / x).astype(x.dtype)
-    with _err_state():
-        return 1 / x
+        return quietly(operator.truediv, 1, x).astype(x.dtype)
+    return quietly(operator.truediv, 1, x)
 
 
 @RegisterGradient("Reciprocal")
@@ -774,7 +758,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                                    f"{' (transpose_a)' if transpose_a else ''}{' (transpose_b)' if transpose_b else ''}: "
                                    f"inner dimensions {k_a} and {k_b} differ")
     try:
-        np.broadcast_shapes(sa[:-2], sb[:-2])
+        if len(sa) > 2 or len(sb) > 2:
+            np.broadcast_shapes(sa[:-2], sb[:-2])
     except ValueError:
         raise InvalidArgumentError(f"matmul: batch dimensions of {TensorShape(sa)} and {TensorShape(sb)} "
                                    "cannot be broadcast") from None

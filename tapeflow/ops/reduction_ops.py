@@ -52,7 +52,7 @@ def _same_int_dtype(x):
 
 @register_op("Sum")
 def _sum_fwd(x, axes, keepdims):
-    return np.sum(x, axis=axes, keepdims=keepdims, dtype=_same_int_dtype(x))
+    return np.add.reduce(x, axis=axes, dtype=_same_int_dtype(x), keepdims=keepdims)  # np.sum without its wrappers
 
 
 @RegisterGradient("Sum")
@@ -64,6 +64,9 @@ def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
     return _reduction("Sum", input_tensor, axis, keepdims)
 
 
+_NATIVE_MEAN = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 @register_op("Mean")
 def _mean_fwd(x, axes, keepdims):
     if x.dtype.kind in "iu":
@@ -72,6 +75,13 @@ def _mean_fwd(x, axes, keepdims):
         count = max(1, int(np.prod([x.shape[a] for a in axes])))
         quotient = np.abs(total) // count
         return np.where(total < 0, -quotient, quotient).astype(x.dtype)
+    if x.dtype in _NATIVE_MEAN and axes:
+        # np.mean's own arithmetic (a sum in the input's dtype divided by the count) without its
+        # Python wrappers; float16 and others keep np.mean's wider accumulator.
+        count = 1
+        for a in axes:
+            count *= x.shape[a]
+        return np.add.reduce(x, axis=axes, keepdims=keepdims) / x.dtype.type(count)
     return np.mean(x, axis=axes, keepdims=keepdims)
 
 
