@@ -98,7 +98,7 @@ def size(input, out_type=dtypes.int32, name=None):
 @register_op("Reshape")
 def _reshape_fwd(x, shape):
     try:
-        return np.reshape(x, shape)
+        return x.reshape(shape)
     except ValueError:
         raise InvalidArgumentError(
             f"reshape: cannot reshape a tensor with {np.size(x)} elements and shape {TensorShape(np.shape(x))} "

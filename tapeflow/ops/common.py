@@ -118,6 +118,8 @@ def axes_tuple(axis, ndim, op=None):
 
 def int_list(value):
     """A shape-like argument (list, tuple, TensorShape, Tensor, int) as a tuple of ints."""
+    if (type(value) is tuple or type(value) is list) and all(type(d) is int for d in value):
+        return tuple(value)  # the common case, checked first
     if is_tensor_like(value):
         value = to_tensor(value)._value.tolist()
     if hasattr(value, "as_list"):
