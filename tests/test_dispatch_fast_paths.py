@@ -73,3 +73,34 @@ def test_fast_mean_equals_numpy_mean_bit_for_bit():
                 expected = np.mean(x, axis=None if axis is None else tuple(np.atleast_1d(axis)), keepdims=keepdims)
                 assert np.asarray(got).dtype == dtype
                 np.testing.assert_array_equal(got, expected)
+
+
+def test_mean_divides_by_the_exact_count_like_numpy():
+    x = np.full((1 << 24) + 3, 3.0, np.float32)
+    assert float(tf.reduce_mean(tf.constant(x))) == float(np.mean(x)) == 3.0
+
+
+def test_integer_scalar_wraparound_is_silent_as_in_tensorflow():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert int(tf.constant(2 ** 31 - 1) + tf.constant(1)) == -(2 ** 31)
+        assert int(tf.constant(0, tf.uint8) - tf.constant(1, tf.uint8)) == 255
+
+
+def test_error_settings_at_import_time_do_not_stick():
+    import subprocess
+    import sys
+    code = ("import numpy as np\n"
+            "with np.errstate(under='raise'):\n"
+            "    import tapeflow as tf\n"
+            "print(float(tf.exp(tf.constant(-200.0))), float(tf.constant(1e-30) / 1e30))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0.0", "0.0"]
+
+
+def test_array_conversion_copies_when_asked():
+    t = tf.constant([1.0, 2.0])
+    copied = np.array(t, copy=True)
+    copied[0] = 99.0
+    assert t.numpy()[0] == 1.0
+    assert np.asarray(t) is t.numpy() or np.shares_memory(np.asarray(t), t.numpy())

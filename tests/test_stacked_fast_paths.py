@@ -62,11 +62,51 @@ def _page_faults(env):
     return int(out.stdout)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the malloc tuning is glibc-specific")
-def test_freed_arrays_are_reused_without_page_faults(monkeypatch):
+def _clean_env(**settings):
     import os
-    env = dict(os.environ)
-    env.pop("TAPEFLOW_KEEP_FREED_MEMORY", None)
-    assert _page_faults(env) < 50            # at most a few stray faults, not 256 per array
-    env["TAPEFLOW_KEEP_FREED_MEMORY"] = "0"
-    assert _page_faults(env) >= 50 * 256     # opted out: glibc returns the memory and faults it in anew
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TAPEFLOW_KEEP_FREED_MEMORY", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
+                        "GLIBC_TUNABLES")}
+    env.update(settings)
+    return env
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the malloc tuning is glibc-specific")
+def test_freed_arrays_are_reused_without_page_faults():
+    assert _page_faults(_clean_env()) < 50   # at most a few stray faults, not 256 per array
+    for off in ("0", "false", "Off"):        # opted out: glibc returns the memory and faults it in anew
+        assert _page_faults(_clean_env(TAPEFLOW_KEEP_FREED_MEMORY=off)) >= 50 * 256
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the malloc tuning is glibc-specific")
+def test_users_own_malloc_settings_are_left_alone():
+    from tapeflow.framework import allocator
+    code = "from tapeflow.framework.allocator import keep_freed_memory; print(keep_freed_memory())"
+    for setting in ({"MALLOC_TRIM_THRESHOLD_": "0"}, {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=0"}):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env=_clean_env(**setting))
+        assert out.stdout.strip() == "False"
+    assert allocator.MMAP_THRESHOLD <= 32 << 20  # glibc refuses larger values on 64-bit
+
+
+def test_stacked_relu_gradients_keep_the_kernels_select_semantics():
+    g = np.array([[np.inf, 1.0, np.nan, 2.0]], np.float32)
+    y = np.array([0.0, 1.0, -1.0, 7.0], np.float32)
+    for op_type in ("ReluGrad", "Relu6Grad"):
+        forward, _ = forward_of(op_type)
+        np.testing.assert_array_equal(forward(g, y), forward(g[0], y)[None])
+
+
+def test_jacobian_of_relu_with_infinite_outer_slope_matches_the_gradient():
+    import tapeflow as tf
+    x = tf.constant([-1.0, 2.0, -3.0])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tf.sqrt(tf.nn.relu(x))        # d sqrt/du is inf at u = 0
+    np.testing.assert_array_equal(np.diag(tape.jacobian(y, x).numpy()), tape.gradient(y, x).numpy())
+
+
+def test_stack_times_matrix_with_empty_inner_dimension():
+    forward, _ = forward_of("MatMul")
+    out = forward(np.zeros((2, 3, 0), np.float32), np.zeros((0, 5), np.float32))
+    assert out.shape == (2, 3, 5) and not out.any()

@@ -49,10 +49,11 @@ def _cast_array(value, dtype):
 
 
 def _wrap(arr):
-    """A Tensor of ``arr``; 0-d numeric values are kept as numpy scalars, which is what
-    numpy's own operators return, so scalar arithmetic never mixes 0-d arrays and
-    scalars (a mixed operation costs numpy ~15x more)."""
-    if arr.ndim == 0 and arr.dtype.kind != "O":
+    """A Tensor of ``arr``; 0-d float, complex and bool values are kept as numpy scalars,
+    which is what numpy's own operators return, so scalar arithmetic never mixes 0-d
+    arrays and scalars (a mixed operation costs numpy ~15x more). Integers stay 0-d
+    arrays: numpy scalar integer arithmetic warns on the wraparound TensorFlow does silently."""
+    if arr.ndim == 0 and arr.dtype.kind in "fcb":
         arr = arr[()]
     return Tensor(arr)
 

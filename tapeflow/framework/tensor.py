@@ -55,7 +55,9 @@ class Tensor:
     # -- Python protocols ----------------------------------------------
     def __array__(self, dtype=None, copy=None):
         value = np.asarray(self._value)  # a 0-d value may be held as a numpy scalar
-        return value if dtype is None else value.astype(dtype)
+        if dtype is not None:
+            return value.astype(dtype)   # always a new array
+        return value.copy() if copy else value
 
     def __len__(self):
         if self._value.ndim == 0:

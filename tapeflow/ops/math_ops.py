@@ -709,7 +709,7 @@ def _matmul_fwd(a, b, transpose_a=False, transpose_b=False):
         a = np.swapaxes(a, -1, -2)
     if transpose_b:
         b = np.swapaxes(b, -1, -2)
-    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous:
+    if a.ndim > 2 and b.ndim == 2 and a.flags.c_contiguous and a.size:
         # A stack of matrices times one matrix is one large product: one BLAS call
         # instead of numpy's loop of small ones (stacked jacobian cotangents).
         return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])

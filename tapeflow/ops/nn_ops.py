@@ -5,7 +5,7 @@ from ..framework.errors import InvalidArgumentError
 from ..framework.recording import recording_anything
 from ..framework.tensor import Tensor
 from . import array_ops, math_ops, random_ops, reduction_ops
-from .common import RegisterGradient, batch_ndim, execute, normalize_axis, register_op, to_tensor
+from .common import RegisterGradient, batch_ndim, execute, normalize_axis, quietly, register_op, to_tensor
 
 
 class _LazyKernels:
@@ -57,24 +57,30 @@ def _zero_grad(x, grad, nb):
     return Tensor(np.zeros(grad._value.shape[:nb] + x._value.shape, grad._value.dtype))
 
 
-def _fused_grad(kernel, numpy_fallback):
+def _fused_grad(kernel, numpy_fallback, selects=False):
     """``_fused`` for a gradient op ``(g, x) -> g * f'(x)``, elementwise and linear in ``g``.
 
     When ``g`` carries stacked cotangent axes that ``x`` lacks (a jacobian), f'(x)
     is computed once on ``x`` and broadcast: cheaper than copying ``x`` per row.
+    ``selects``: the kernel passes ``g`` through or gives 0 (relu), so an inf or
+    nan in ``g`` where f' is 0 must still give 0, as the kernel does.
     """
     dense = _fused(kernel, numpy_fallback)
 
     def forward(g, x, **params):
         if g.ndim > x.ndim and _is_float(g) and g.shape[g.ndim - x.ndim:] == x.shape:
-            return g * dense(np.ones(x.shape, g.dtype), x, **params)
+            slope = dense(np.ones(x.shape, g.dtype), x, **params)
+            if selects:
+                return np.where(slope != 0, g, np.zeros((), g.dtype))
+            return quietly(np.multiply, g, slope)
         return dense(g, x, **params)
     return forward
 
 
 # ----------------------------------------------------------------- relu ---
 register_op("Relu")(_fused("relu", lambda x: np.maximum(x, 0).astype(x.dtype)))
-register_op("ReluGrad")(_fused_grad("relu_grad", lambda g, y: np.where(y > 0, g, 0).astype(g.dtype)))
+register_op("ReluGrad")(_fused_grad("relu_grad", lambda g, y: np.where(y > 0, g, 0).astype(g.dtype),
+                                     selects=True))
 
 
 @RegisterGradient("Relu")
@@ -94,7 +100,8 @@ def relu(features, name=None):
 
 
 register_op("Relu6")(_fused("relu6", lambda x: np.clip(x, 0, 6).astype(x.dtype)))
-register_op("Relu6Grad")(_fused_grad("relu6_grad", lambda g, x: np.where((x > 0) & (x < 6), g, 0).astype(g.dtype)))
+register_op("Relu6Grad")(_fused_grad("relu6_grad", lambda g, x: np.where((x > 0) & (x < 6), g, 0).astype(g.dtype),
+                                      selects=True))
 
 
 @RegisterGradient("Relu6")

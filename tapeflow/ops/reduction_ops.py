@@ -76,12 +76,16 @@ def _mean_fwd(x, axes, keepdims):
         quotient = np.abs(total) // count
         return np.where(total < 0, -quotient, quotient).astype(x.dtype)
     if x.dtype in _NATIVE_MEAN and axes:
-        # np.mean's own arithmetic (a sum in the input's dtype divided by the count) without its
-        # Python wrappers; float16 and others keep np.mean's wider accumulator.
-        count = 1
+        # np.mean's own arithmetic without its Python wrappers: a sum in the input's dtype,
+        # divided by the integer count in float64 and rounded back. float16 and other
+        # dtypes keep np.mean's wider accumulator.
+        count = np.intp(1)
         for a in axes:
             count *= x.shape[a]
-        return np.add.reduce(x, axis=axes, keepdims=keepdims) / x.dtype.type(count)
+        total = np.add.reduce(x, axis=axes, keepdims=keepdims)
+        if type(total) is np.ndarray:
+            return np.true_divide(total, count, out=total, casting="unsafe")
+        return x.dtype.type(total / count)
     return np.mean(x, axis=axes, keepdims=keepdims)
 
 
