@@ -10,7 +10,8 @@ autograph), so using a symbolic tensor as a Python bool is an error.
 
 Calling the function replays the nodes one by one through the normal op
 dispatch (``execute``), so an active tape records the replay and gradients
-flow with no special case.
+flow with no special case. When nothing records, graph_replay runs the same
+nodes on raw arrays instead, skipping the dispatch.
 
 With an input_signature that leaves dimensions unknown, the function is traced
 twice with different placeholder sizes: if both traces agree the graph is
@@ -33,6 +34,7 @@ from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
 from .framework.tensor_spec import TensorSpec
 from .framework.variables import Variable
+from .graph_replay import ASSIGN, CALL, READ, ArrayReplay
 
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
@@ -280,6 +282,8 @@ class ConcreteFunction:
         self._n_slots = slot
         self._output_slots = None if g.outputs is None else nest.map_structure(
             lambda leaf: OutputLeaf(ref=self._slot(leaf.ref)) if leaf.ref is not None else leaf, g.outputs)
+        self._array_replay = ArrayReplay(self._plan, slot, len(g.input_specs), len(g.constants), self._output_slots,
+                                         {VARIABLE_READ: READ, VARIABLE_ASSIGN: ASSIGN, PYTHON_CALL: CALL})
 
     def _slot(self, ref):
         kind = ref[0]
@@ -325,6 +329,9 @@ class ConcreteFunction:
 
     def call_flat(self, inputs, captures=()):
         """Replays the nodes on ``inputs`` (while tracing another function, this inlines them)."""
+        if tracing[0] is None and not (active_tapes or active_accumulators or variable_watchers):
+            return self._array_replay(inputs, self.graph.constants, captures, self.graph.variables,
+                                      getattr(self.graph, "python_calls", ()))
         values = [None] * self._n_slots
         constants = self._constants
         variables = self.graph.variables

@@ -1,0 +1,73 @@
+"""Replays a traced graph on raw numpy arrays, for calls that nothing records.
+
+When no tape, forward accumulator, variable watcher or outer trace is active,
+a ConcreteFunction need not go through ``execute`` op by op: its forwards are
+resolved once, every value lives in one flat list addressed by index (no
+Tensor per intermediate), and each value is dropped after its last use. Dropping
+early also frees memory and lets an optimizer's deferred in-place update find
+its variables unshared (no copy-on-write).
+"""
+from .framework import nest
+from .framework.recording import _FORWARDS
+from .framework.tensor import Tensor
+
+_OP, READ, ASSIGN, CALL = range(4)
+_ASSIGN_METHODS = {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}
+
+
+class ArrayReplay:
+    """``plan``: ConcreteFunction's [(op type, argument slots, attrs, n outputs, first output slot)]."""
+
+    def __init__(self, plan, n_slots, n_inputs, n_constants, output_slots, special_ops):
+        self._n_slots = n_slots
+        bases = {"s": 0, "i": n_slots, "c": n_slots + n_inputs, "x": n_slots + n_inputs + n_constants}
+        index = lambda slot: bases[slot[0]] + slot[1]  # noqa: E731
+        steps = []
+        for op_type, slots, attrs, n_out, out in plan:
+            args = tuple(index(s) for s in slots)
+            if op_type in special_ops:
+                steps.append([special_ops[op_type], None, args, attrs, n_out, out, ()])
+            else:
+                steps.append([_OP, _FORWARDS[op_type][0], args, attrs or None, n_out, out, ()])
+        self._output_slots = output_slots
+        leaves = [] if output_slots is None else nest.flatten(output_slots)
+        kept = {index(leaf.ref) for leaf in leaves if leaf.ref is not None}
+        last_use = {}
+        for k, step in enumerate(steps):
+            for i in step[2]:
+                last_use[i] = k
+        for i, k in last_use.items():
+            if i not in kept:
+                steps[k][6] += (i,)
+        self._steps = [tuple(s) for s in steps]
+        self._index = index
+
+    def __call__(self, inputs, constants, captures, variables, python_calls):
+        values = [None] * self._n_slots
+        values += [t._value for t in inputs]
+        values += constants
+        values += [t._value for t in captures]
+        for kind, forward, args, attrs, n_out, out, dead in self._steps:
+            if kind == _OP:
+                if attrs is None:
+                    result = forward(*[values[i] for i in args])
+                else:
+                    result = forward(*[values[i] for i in args], **attrs)
+                if n_out == 1:
+                    values[out] = result
+                else:
+                    values[out:out + n_out] = result
+            elif kind == READ:
+                values[out] = variables[attrs["variable"]]._as_tensor()._value
+            elif kind == ASSIGN:
+                var = variables[attrs["variable"]]
+                getattr(var, _ASSIGN_METHODS[attrs["mode"]])(Tensor(values[args[0]]))
+            else:
+                python_calls[attrs["call"]](*[Tensor(values[i]) for i in args])
+            for i in dead:
+                values[i] = None
+        if self._output_slots is None:
+            return None
+        index = self._index
+        return nest.map_structure(lambda leaf: Tensor(values[index(leaf.ref)]) if leaf.ref is not None
+                                  else leaf.python, self._output_slots)
