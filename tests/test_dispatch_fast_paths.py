@@ -103,4 +103,12 @@ def test_array_conversion_copies_when_asked():
     copied = np.array(t, copy=True)
     copied[0] = 99.0
     assert t.numpy()[0] == 1.0
-    assert np.asarray(t) is t.numpy() or np.shares_memory(np.asarray(t), t.numpy())
+    t.numpy()[1] = 99.0                # numpy() is a copy too, as in TensorFlow
+    assert t.numpy()[1] == 2.0
+
+
+def test_numpy_of_a_scalar_is_a_numpy_scalar_as_in_tensorflow():
+    for value, kind in ((tf.constant(1.5), np.float32), (tf.constant(3), np.int32), (tf.Variable(2.0), np.float32),
+                        (tf.Variable(4), np.int32), (tf.constant(True), np.bool_)):
+        assert type(value.numpy()) is kind
+    assert tf.constant("abc").numpy() == b"abc"

@@ -45,7 +45,11 @@ class Tensor:
         return "/job:localhost/replica:0/task:0/device:CPU:0"
 
     def numpy(self):
-        return self._value
+        """A copy of the value (tensors are immutable); a numpy scalar (bytes for strings) when 0-d."""
+        value = self._value
+        if type(value) is not np.ndarray:
+            return value               # already a numpy scalar: immutable
+        return value[()] if value.ndim == 0 else value.copy()
 
     def ref(self):
         return _TensorRef(self)

@@ -68,7 +68,8 @@ class Variable:
     def numpy(self):
         if active_tapes:
             self._notify_access()
-        return np.array(self._value, copy=True)
+        value = np.array(self._value, copy=True)
+        return value[()] if value.ndim == 0 else value
 
     # -- writes (not differentiable) --------------------------------------
     def _new_value(self, value, what):
