@@ -10,6 +10,7 @@ Gradient functions registered by users are called once per stacked row.
 """
 import contextlib
 import enum
+import functools
 
 import numpy as np
 
@@ -212,6 +213,14 @@ def backward(records, targets, target_grads, source_ids):
             previous = grads.get(key)
             grads[key] = gi if previous is None else math_ops.add(previous, gi)
     return [grads.get(s) for s in source_ids]
+
+
+@functools.lru_cache(maxsize=32)
+def _probe(batch, per_example):
+    """The fixed random cotangent that tests a jacobian for cross-example terms (read-only)."""
+    probe = np.random.default_rng(0x7A9E).standard_normal((batch, per_example))
+    probe.flags.writeable = False
+    return probe
 
 
 # ------------------------------------------------------------- the tape ---
@@ -461,7 +470,7 @@ class GradientTape:
         per_example = int(np.prod(t_shape[1:], dtype=np.int64))
         if (per_example + 1) * int(np.prod(t_shape)) > _JACOBIAN_BLOCK_ELEMENTS:
             return None
-        probe = np.random.default_rng(0x7A9E).standard_normal((batch, per_example))
+        probe = _probe(batch, per_example)
         seeds = np.zeros((per_example + 1, batch, per_example), dtype)
         seeds[np.arange(per_example), :, np.arange(per_example)] = 1
         seeds[per_example] = probe

@@ -13,7 +13,7 @@ GRAD_OPS = ["ReluGrad", "Relu6Grad", "LeakyReluGrad", "EluGrad", "SeluGrad", "So
 
 
 @pytest.mark.parametrize("op_type", GRAD_OPS)
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_stacked_activation_gradients_equal_the_broadcast_kernel(op_type, dtype):
     rng = np.random.default_rng(0)
     g = rng.normal(size=(5, 3, 4)).astype(dtype)

@@ -215,6 +215,24 @@ def apply(kernel, *arrays, params=()):
 
 
 @njit(cache=True)
+def scale_rows(g, slope, out):
+    """out[r, j] = g[r, j] * slope[j]: a stack of cotangent rows times one row of derivatives."""
+    rows, n = g.shape
+    for r in range(rows):
+        for j in range(n):
+            out[r, j] = g[r, j] * slope[j]
+
+
+@njit(cache=True)
+def select_rows(g, slope, out):
+    """out[r, j] = g[r, j] where slope[j] != 0, else 0 (an inf or nan in g included)."""
+    rows, n = g.shape
+    for r in range(rows):
+        for j in range(n):
+            out[r, j] = g[r, j] if slope[j] != 0 else 0
+
+
+@njit(cache=True)
 def bias_relu_rows(x, bias, out):
     """out[r, c] = max(x[r, c] + bias[c], 0) for a C-contiguous 2-D x."""
     rows, cols = x.shape

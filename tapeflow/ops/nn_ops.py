@@ -57,6 +57,9 @@ def _zero_grad(x, grad, nb):
     return Tensor(np.zeros(grad._value.shape[:nb] + x._value.shape, grad._value.dtype))
 
 
+_NUMBA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _fused_grad(kernel, numpy_fallback, selects=False):
     """``_fused`` for a gradient op ``(g, x) -> g * f'(x)``, elementwise and linear in ``g``.
 
@@ -68,8 +71,13 @@ def _fused_grad(kernel, numpy_fallback, selects=False):
     dense = _fused(kernel, numpy_fallback)
 
     def forward(g, x, **params):
-        if g.ndim > x.ndim and _is_float(g) and g.shape[g.ndim - x.ndim:] == x.shape:
+        if g.ndim > x.ndim and _is_float(g) and g.shape[g.ndim - x.ndim:] == x.shape and x.size:
             slope = dense(np.ones(x.shape, g.dtype), x, **params)
+            if g.dtype in _NUMBA_FLOATS and g.flags.c_contiguous:
+                rows = g.reshape(-1, x.size)
+                out = np.empty_like(rows)
+                (K.select_rows if selects else K.scale_rows)(rows, slope.reshape(-1), out)
+                return out.reshape(g.shape)
             if selects:
                 return np.where(slope != 0, g, np.zeros((), g.dtype))
             return quietly(np.multiply, g, slope)
