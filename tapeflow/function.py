@@ -34,7 +34,7 @@ from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
 from .framework.tensor_spec import TensorSpec
 from .framework.variables import Variable
-from .graph_replay import ASSIGN, CALL, READ, ArrayReplay
+from .graph_replay import ASSIGN, CALL, READ, ArrayReplay, output_count_error
 
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
@@ -359,10 +359,12 @@ class ConcreteFunction:
                 getattr(var, {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}[attrs["mode"]])(args[0])
                 continue
             result = execute(op_type, args, attrs or None)
-            if n_out == 1:
+            if forward_of(op_type)[1] == 1:
                 values[out] = result
-            else:
+            elif len(result) == n_out:
                 values[out:out + n_out] = list(result)
+            else:
+                raise output_count_error(op_type, n_out, len(result))
         if self._output_slots is None:
             return None
         return nest.map_structure(lambda leaf: get(leaf.ref) if leaf.ref is not None else leaf.python,

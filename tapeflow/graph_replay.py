@@ -11,7 +11,7 @@ from .framework import nest
 from .framework.recording import _FORWARDS
 from .framework.tensor import Tensor
 
-_OP, READ, ASSIGN, CALL = range(4)
+_OP, _OP_TUPLE, READ, ASSIGN, CALL = range(5)
 _ASSIGN_METHODS = {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}
 
 
@@ -26,14 +26,20 @@ class ArrayReplay:
         for op_type, slots, attrs, n_out, out in plan:
             args = tuple(index(s) for s in slots)
             if op_type in special_ops:
-                steps.append([special_ops[op_type], None, args, attrs, n_out, out, ()])
+                steps.append([special_ops[op_type], None, args, attrs, n_out, out, (), op_type])
             else:
-                steps.append([_OP, _FORWARDS[op_type][0], args, attrs or None, n_out, out, ()])
+                forward, registered_outputs = _FORWARDS[op_type]
+                # An op with a variable number of outputs (split, unstack) returns a sequence even
+                # when it produced one output: its arity, not the traced count, decides.
+                kind = _OP if registered_outputs == 1 else _OP_TUPLE
+                steps.append([kind, forward, args, attrs or None, n_out, out, (), op_type])
         self._output_slots = output_slots
         leaves = [] if output_slots is None else nest.flatten(output_slots)
         kept = {index(leaf.ref) for leaf in leaves if leaf.ref is not None}
         last_use = {}
         for k, step in enumerate(steps):
+            for i in range(step[5], step[5] + step[4]):
+                last_use[i] = k       # a value nothing reads dies where it is made
             for i in step[2]:
                 last_use[i] = k
         for i, k in last_use.items():
@@ -47,16 +53,18 @@ class ArrayReplay:
         values += [t._value for t in inputs]
         values += constants
         values += [t._value for t in captures]
-        for kind, forward, args, attrs, n_out, out, dead in self._steps:
-            if kind == _OP:
+        for kind, forward, args, attrs, n_out, out, dead, op_type in self._steps:
+            if kind <= _OP_TUPLE:
                 if attrs is None:
                     result = forward(*[values[i] for i in args])
                 else:
                     result = forward(*[values[i] for i in args], **attrs)
-                if n_out == 1:
+                if kind == _OP:
                     values[out] = result
-                else:
+                elif len(result) == n_out:
                     values[out:out + n_out] = result
+                else:
+                    raise output_count_error(op_type, n_out, len(result))
             elif kind == READ:
                 values[out] = variables[attrs["variable"]]._as_tensor()._value
             elif kind == ASSIGN:
@@ -71,3 +79,10 @@ class ArrayReplay:
         index = self._index
         return nest.map_structure(lambda leaf: Tensor(values[index(leaf.ref)]) if leaf.ref is not None
                                   else leaf.python, self._output_slots)
+
+
+def output_count_error(op_type, traced, produced):
+    """A replayed op made a different number of outputs than when it was traced."""
+    return ValueError(f"{op_type} produced {produced} outputs when the traced graph has {traced}: the number of "
+                      "outputs depends on an input shape that the trace left unknown; give tf.function an "
+                      "input_signature with that dimension known")

@@ -1,6 +1,7 @@
 """A traced function called with nothing recording replays on raw arrays; the results are
 those of the op-by-op replay that tapes see."""
 import numpy as np
+import pytest
 
 import tapeflow as tf
 
@@ -78,3 +79,52 @@ def test_gradient_through_a_traced_function_uses_the_recorded_replay():
         y = f(x)
     expected = np.exp(x.numpy()) * (1 + x.numpy())
     np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-6)
+
+
+def test_split_and_unstack_into_one_piece_keep_their_shapes_on_both_paths():
+    @tf.function
+    def heads(x):
+        return tf.stack([p * 2.0 for p in tf.split(x, 1, axis=-1)])
+
+    @tf.function
+    def first_row(x):
+        (row,) = tf.unstack(x)
+        return row + 1.0
+
+    x = tf.constant([[1.0, 2.0]])
+    for raw, recorded in (_both_ways(heads, x), _both_ways(first_row, x)):
+        assert raw.shape == recorded.shape
+        np.testing.assert_array_equal(raw.numpy(), recorded.numpy())
+    assert heads(x).shape == (1, 1, 2) and first_row(x).shape == (2,)
+
+
+def test_a_value_nothing_reads_does_not_force_a_copy_on_write():
+    w = tf.Variable(np.ones((3, 2), np.float32))
+    opt = tf.keras.optimizers.SGD(0.1)
+
+    @tf.function
+    def step(x):
+        tf.convert_to_tensor(w)                 # a read whose result is never used
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(x @ w)
+        opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+
+    x = tf.constant(np.ones((2, 3), np.float32))
+    step(x)
+    array_id = id(w._value)
+    step(x)
+    assert id(w._value) == array_id
+    np.testing.assert_allclose(w.numpy(), 1.0 - 2 * 0.1 * 2)
+
+
+def test_an_output_count_that_changes_with_the_input_shape_is_a_clear_error():
+    def rows(x):
+        return tf.add_n(tf.unstack(x))
+
+    concrete = tf.function(rows).get_concrete_function(tf.TensorSpec([None, 2], tf.float32))
+    x = tf.constant(np.ones((3, 2), np.float32))
+    with pytest.raises(ValueError, match="Unpack produced 3 outputs when the traced graph has 1"):
+        concrete(x)                      # the raw-array replay
+    with pytest.raises(ValueError, match="Unpack produced 3 outputs when the traced graph has 1"):
+        with tf.GradientTape():
+            concrete(x)                  # the recorded replay
