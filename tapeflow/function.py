@@ -25,7 +25,7 @@ import weakref
 
 import numpy as np
 
-from .framework import dtypes, nest
+from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework.recording import (active_accumulators, active_tapes, execute, forward_of, record,
                                   tracing, variable_watchers)
