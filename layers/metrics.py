@@ -63,6 +63,20 @@ def _deferred_under_tracing(update_state):
     return wrapper
 
 
+def _result_under_tracing(result):
+    """Inside tf.function, ``result()`` becomes a graph node computing the metric at each call
+    (not the value it had when the function was traced)."""
+    @functools.wraps(result)
+    def wrapper(self):
+        graph = tracing[0]
+        value = result(self)
+        if graph is None or not isinstance(value, Tensor):
+            return value
+        return graph.defer_call(lambda: result(self), [], returns=value)
+    wrapper._defers_under_tracing = True
+    return wrapper
+
+
 @keras_export("keras.metrics.Metric")
 class Metric:
     """Base class: subclasses create state with ``add_variable`` and implement the three methods."""
@@ -74,6 +88,9 @@ class Metric:
         update_state = cls.__dict__.get("update_state")
         if update_state is not None and not getattr(update_state, "_defers_under_tracing", False):
             cls.update_state = _deferred_under_tracing(update_state)
+        result = cls.__dict__.get("result")
+        if result is not None and not getattr(result, "_defers_under_tracing", False):
+            cls.result = _result_under_tracing(result)
 
     def __init__(self, dtype=None, name=None):
         self.name = name or backend.snake_case(type(self).__name__)

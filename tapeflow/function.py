@@ -196,12 +196,20 @@ class FuncGraph:
             raise ValueError(f"Cannot assign to variable '{var.name}': shape mismatch, {value.shape} vs {var.shape}")
         self.nodes.append([VARIABLE_ASSIGN, [self.ref(value)], {"variable": self.variable_index(var), "mode": mode}, 0])
 
-    def defer_call(self, fn, inputs):
+    def defer_call(self, fn, inputs, returns=None):
         """A node calling ``fn(*inputs)`` each time the graph replays, for Python-side effects such as
-        an optimizer's in-place update. Graphs with such nodes run in this process but cannot be saved."""
-        refs = [self.ref(t) for t in inputs]
+        an optimizer's in-place update. Graphs with such nodes run in this process but cannot be saved.
+
+        With ``returns`` (a Tensor: what ``fn`` gives now), the node has one output, the Tensor ``fn``
+        returns at each replay (a metric's ``result()``); the returned GraphTensor stands for it.
+        """
         self.python_calls.append(fn)
-        self.nodes.append([PYTHON_CALL, refs, {"call": len(self.python_calls) - 1}, 0])
+        attrs = {"call": len(self.python_calls) - 1}
+        if returns is None:
+            self.nodes.append([PYTHON_CALL, [self.ref(t) for t in inputs], attrs, 0])
+            return None
+        (output,) = self._emit(PYTHON_CALL, inputs, attrs, (returns._value,))
+        return output
 
     def set_outputs(self, structure):
         def to_ref(leaf):
@@ -352,7 +360,9 @@ class ConcreteFunction:
                 continue
             args = tuple(get(s) for s in slots)
             if op_type == PYTHON_CALL:
-                self.graph.python_calls[attrs["call"]](*args)
+                result = self.graph.python_calls[attrs["call"]](*args)
+                if n_out:
+                    values[out] = convert_to_tensor(result)
                 continue
             if op_type == VARIABLE_ASSIGN:
                 var = variables[attrs["variable"]]

@@ -8,6 +8,7 @@ early also frees memory and lets an optimizer's deferred in-place update find
 its variables unshared (no copy-on-write).
 """
 from .framework import nest
+from .framework.conversion import convert_to_tensor
 from .framework.recording import _FORWARDS
 from .framework.tensor import Tensor
 
@@ -71,7 +72,9 @@ class ArrayReplay:
                 var = variables[attrs["variable"]]
                 getattr(var, _ASSIGN_METHODS[attrs["mode"]])(Tensor(values[args[0]]))
             else:
-                python_calls[attrs["call"]](*[Tensor(values[i]) for i in args])
+                result = python_calls[attrs["call"]](*[Tensor(values[i]) for i in args])
+                if n_out:
+                    values[out] = convert_to_tensor(result)._value
             for i in dead:
                 values[i] = None
         if self._output_slots is None:

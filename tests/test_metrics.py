@@ -156,3 +156,29 @@ def test_metric_updates_inside_tf_function_run_on_every_call():
     assert np.isclose(float(accuracy.result()), expected_hits / 24)
     assert np.isclose(float(mean_loss.result()), np.mean(losses), rtol=1e-6)
     assert int(optimizer.iterations.numpy()) == 3
+
+
+def test_metric_result_inside_tf_function_is_computed_at_each_call():
+    mean = tf.keras.metrics.Mean()
+    accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
+
+    @tf.function
+    def step(value, labels, probabilities):
+        mean.update_state(value)
+        return mean.result(), accuracy(labels, probabilities)
+
+    probabilities = tf.constant([[0.1, 0.9]])
+    results = [step(tf.constant(v), tf.constant([label]), probabilities) for v, label in ((1.0, 1), (3.0, 0))]
+    assert [(float(m), float(a)) for m, a in results] == [(1.0, 1.0), (2.0, 0.5)]
+    with tf.GradientTape():  # the op-by-op replay that tapes see agrees
+        m, a = step(tf.constant(5.0), tf.constant([1]), probabilities)
+    assert float(m) == 3.0 and np.isclose(float(a), 2.0 / 3.0)
+
+
+def test_a_function_returning_a_metric_result_cannot_be_saved(tmp_path):
+    mean = tf.keras.metrics.Mean()
+    module = tf.Module()
+    module.f = tf.function(lambda x: (mean.update_state(x), mean.result())[1],
+                           input_signature=[tf.TensorSpec([], tf.float32)])
+    with pytest.raises(ValueError, match="runs Python code when called"):
+        tf.saved_model.save(module, str(tmp_path / "m"))
