@@ -644,6 +644,8 @@ def _getitem_raw(x, key):
 
 def getitem(tensor, key):
     x = to_tensor(tensor)
+    if type(key) is int:  # the common x[i], encoded directly
+        return execute("StridedSlice", (x,), {"key": (("int", key),)})
     if not isinstance(key, tuple):
         key = (key,)
     if len(key) == 1 and (isinstance(key[0], list) or (is_tensor_like(key[0]) and np.ndim(key[0]) > 0)
