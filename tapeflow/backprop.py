@@ -105,29 +105,23 @@ def _split_mask(mask, n):
     return split
 
 
-def _relevant_records(records, sources):
-    """[(record, indices of inputs that depend on a source, the other indices)] for the records
-    with an input that depends on a source, and the ids of every tensor that does (trainable
-    dtypes only)."""
+def _dependents(tape, sources):
+    """The ids of every tensor on ``tape`` that depends on a source (trainable dtypes only).
+
+    When the sources are exactly the tape's watched roots (or more of its tensors), that is
+    every tensor the tape traces: ``tape.ids``, with no sweep over the records.
+    """
+    if tape.roots <= sources <= tape.ids:
+        return set(tape.ids) if tape in active_tapes else tape.ids  # a recording tape grows
     depends = set(sources)
-    relevant = []
-    append = relevant.append
-    splits = _INDEX_SPLITS
-    for rec in records:
-        inputs = rec.inputs
-        mask = 0
-        bit = 1
-        for t in inputs:
+    for rec in tape.records:
+        for t in rec.inputs:
             if t._id in depends:
-                mask |= bit
-            bit <<= 1
-        if mask:
-            split = splits.get((mask, len(inputs))) or _split_mask(mask, len(inputs))
-            append((rec, split[0], split[1]))
-            for o in rec.outputs:
-                if o._value.dtype.kind in "fc":
-                    depends.add(o._id)
-    return relevant, depends
+                for o in rec.outputs:
+                    if o._value.dtype.kind in "fc":
+                        depends.add(o._id)
+                break
+    return depends
 
 
 def _resolve_gradient(rec):
@@ -146,20 +140,21 @@ def _resolve_gradient(rec):
     return entry[0], entry[2]
 
 
-def backward(records, targets, target_grads, source_ids):
+def backward(tape, targets, target_grads, source_ids):
     """Cotangents of ``source_ids`` given cotangents ``target_grads`` of ``targets``.
 
-    ``records`` are one tape's OpRecords in execution order; sources without a
-    path from a target get None.
+    ``tape`` is a TapeState (its OpRecords are in execution order); sources without
+    a path from a target get None.
     """
     sources = set(source_ids)
-    relevant, depends = _relevant_records(records, sources)
+    depends = _dependents(tape, sources)
+    splits = _INDEX_SPLITS
     grads = {}
     for t, g in zip(targets, target_grads):
         if t._id in depends and _is_trainable_dtype(t):
             _accumulate(grads, t._id, g)
     resolved = {}   # op type -> (gradient function, batch aware), for plain records
-    for rec, needed, skipped in reversed(relevant):
+    for rec in reversed(tape.records):
         outputs = rec.outputs
         if len(outputs) == 1:
             key = outputs[0]._id
@@ -187,7 +182,15 @@ def backward(records, targets, target_grads, source_ids):
         if grad_fn is None:
             continue
         inputs = rec.inputs
-        rec.skip_input_indices = skipped
+        mask = 0
+        bit = 1
+        for t in inputs:
+            if t._id in depends:
+                mask |= bit
+            bit <<= 1
+        if not mask:
+            continue
+        needed, rec.skip_input_indices = splits.get((mask, len(inputs))) or _split_mask(mask, len(inputs))
         if batch_aware:
             in_grads = grad_fn(rec, g) if out_grads is None else grad_fn(rec, *out_grads)
         else:
@@ -314,6 +317,7 @@ class GradientTape:
                 warn_first_n(f"The dtype of the watched tensor must be floating (e.g. tf.float32), got {t.dtype!r}", 5)
                 continue
             self._tape.ids.add(t._id)
+            self._tape.roots.add(t._id)
 
     def watched_variables(self):
         """The variables watched by this tape, in creation order."""
@@ -350,7 +354,7 @@ class GradientTape:
         flat_targets = [_as_target(t) for t in nest.flatten(target)]
         flat_sources = [_as_source(s) for s in nest.flatten(sources)]
         target_grads = self._seed_gradients(flat_targets, output_gradients)
-        grads = backward(self._tape.records, flat_targets, target_grads, [s._id for s in flat_sources])
+        grads = backward(self._tape, flat_targets, target_grads, [s._id for s in flat_sources])
         self._release_if_not_persistent()
         result = []
         for s, g in zip(flat_sources, grads):
@@ -474,7 +478,7 @@ class GradientTape:
         seeds = np.zeros((per_example + 1, batch, per_example), dtype)
         seeds[np.arange(per_example), :, np.arange(per_example)] = 1
         seeds[per_example] = probe
-        (g,) = backward(self._tape.records, [target], [Tensor(seeds.reshape((per_example + 1,) + t_shape))],
+        (g,) = backward(self._tape, [target], [Tensor(seeds.reshape((per_example + 1,) + t_shape))],
                         [source._id])
         if g is None:
             return None
@@ -524,7 +528,7 @@ class GradientTape:
                 seeds = np.zeros((len(rows), per_row, n), dtype)
                 seeds[np.arange(len(rows)), :, rows] = 1
             seeds = Tensor(seeds.reshape((len(rows),) + t_shape))
-            grads = backward(self._tape.records, [target], [seeds], [s._id for s in sources])
+            grads = backward(self._tape, [target], [seeds], [s._id for s in sources])
             for piece, g in zip(pieces, grads):
                 piece.append(g)
         out = []

@@ -50,10 +50,11 @@ class OpRecord:
 
 class TapeState:
     """The recorded state of one GradientTape between reset points."""
-    __slots__ = ("ids", "records", "variables", "persistent", "watch_accessed_variables")
+    __slots__ = ("ids", "roots", "records", "variables", "persistent", "watch_accessed_variables")
 
     def __init__(self, persistent, watch_accessed_variables):
         self.ids = set()          # ids of trainable-dtype tensors whose history is recorded
+        self.roots = set()        # the ids in ``ids`` that were watched (tensors, variables), not computed
         self.records = []         # OpRecords in execution order
         self.variables = {}       # id -> Variable, watched variables
         self.persistent = persistent

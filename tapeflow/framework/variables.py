@@ -50,6 +50,7 @@ class Variable:
                 tape.variables[self._id] = self
                 if self._value.dtype.kind in "fc":
                     tape.ids.add(self._id)
+                    tape.roots.add(self._id)
 
     def _as_tensor(self):
         if active_tapes or variable_watchers:
