@@ -63,16 +63,33 @@ def _deferred_under_tracing(update_state):
     return wrapper
 
 
+_RESULT_DEPTH = [0]   # > 0 while a traced result() is being computed: inner calls run as written
+
+
 def _result_under_tracing(result):
-    """Inside tf.function, ``result()`` becomes a graph node computing the metric at each call
-    (not the value it had when the function was traced)."""
+    """Inside tf.function, a ``result()`` computed with numpy (a constant of the trace) becomes
+    a graph node that recomputes it at each call; one computed with tf ops on the metric's
+    variables is already live and is returned as it is."""
     @functools.wraps(result)
-    def wrapper(self):
+    def wrapper(self, *args, **kwargs):
         graph = tracing[0]
-        value = result(self)
-        if graph is None or not isinstance(value, Tensor):
+        if graph is None or _RESULT_DEPTH[0]:
+            return result(self, *args, **kwargs)
+        _RESULT_DEPTH[0] += 1
+        try:
+            try:
+                value = result(self, *args, **kwargs)
+            except TypeError:   # it read a symbolic tensor as a number: compute it outside the trace
+                tracing[0] = None
+                try:
+                    value = result(self, *args, **kwargs)
+                finally:
+                    tracing[0] = graph
+        finally:
+            _RESULT_DEPTH[0] -= 1
+        if not isinstance(value, Tensor) or graph.is_live(value):
             return value
-        return graph.defer_call(lambda: result(self), [], returns=value)
+        return graph.defer_call(lambda: result(self, *args, **kwargs), [], returns=value)
     wrapper._defers_under_tracing = True
     return wrapper
 

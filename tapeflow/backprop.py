@@ -168,6 +168,16 @@ def backward(tape, targets, target_grads, source_ids):
             out_grads = [grads.get(o._id) if o._id in sources else grads.pop(o._id, None) for o in outputs]
             if all(g is None for g in out_grads):
                 continue
+        inputs = rec.inputs
+        mask = 0
+        bit = 1
+        for t in inputs:
+            if t._id in depends:
+                mask |= bit
+            bit <<= 1
+        if not mask:  # no input depends on a source (its output may be one): nothing to propagate
+            continue
+        if out_grads is not None:
             out_grads = _fill_missing(rec, out_grads)
         if rec.grad_fn is None:
             op_type = rec.type
@@ -180,15 +190,6 @@ def backward(tape, targets, target_grads, source_ids):
         else:
             grad_fn, batch_aware = rec.grad_fn, False
         if grad_fn is None:
-            continue
-        inputs = rec.inputs
-        mask = 0
-        bit = 1
-        for t in inputs:
-            if t._id in depends:
-                mask |= bit
-            bit <<= 1
-        if not mask:
             continue
         needed, rec.skip_input_indices = splits.get((mask, len(inputs))) or _split_mask(mask, len(inputs))
         if batch_aware:

@@ -196,6 +196,18 @@ class FuncGraph:
             raise ValueError(f"Cannot assign to variable '{var.name}': shape mismatch, {value.shape} vs {var.shape}")
         self.nodes.append([VARIABLE_ASSIGN, [self.ref(value)], {"variable": self.variable_index(var), "mode": mode}, 0])
 
+    def is_live(self, tensor):
+        """Whether ``tensor``'s value can change from call to call: it is computed in this graph
+        from an input, a capture, a variable read or a deferred call, not from constants only."""
+        ref = self._refs.get(id(tensor))
+        if ref is None or ref[0] != "node":
+            return ref is not None and ref[0] != "const"
+        live = []   # nodes are in execution order: one pass up to the tensor's node
+        for op_type, refs, _, _ in self.nodes[:ref[1] + 1]:
+            live.append(op_type in (VARIABLE_READ, PYTHON_CALL)
+                        or any(r[0] != "const" and (r[0] != "node" or live[r[1]]) for r in refs))
+        return live[ref[1]]
+
     def defer_call(self, fn, inputs, returns=None):
         """A node calling ``fn(*inputs)`` each time the graph replays, for Python-side effects such as
         an optimizer's in-place update. Graphs with such nodes run in this process but cannot be saved.

@@ -15,3 +15,4 @@ from .ops.math_ops import complex_ as complex  # noqa: F401
 from .ops.array_ops import unsorted_segment_sum  # noqa: F401
 from .ops.nn_ops import log_sigmoid, top_k  # noqa: F401
 from .ops.reduction_ops import reduce_euclidean_norm  # noqa: F401
+divide_no_nan = div_no_nan  # TensorFlow 2's public name

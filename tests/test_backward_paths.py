@@ -89,3 +89,16 @@ def test_intermediate_sources_and_targets_on_both_paths():
     assert _values(tape.gradient(y, [x, h])) == [12.0, 2.0]
     assert _values(tape.gradient(y, [h])) == [2.0]
     assert _values(tape.gradient([y, h], [x])) == [12.0 + 4.0]
+
+
+def test_an_op_without_gradient_is_not_looked_up_when_only_its_output_is_a_source():
+    from tapeflow.framework.recording import execute, register_op
+    register_op("TestOnlyNoGradientIdentity")(lambda x: x.copy())
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = execute("TestOnlyNoGradientIdentity", (x,))
+        loss = tf.reduce_sum(y * y)
+    np.testing.assert_array_equal(tape.gradient(loss, y).numpy(), [2.0, 4.0])
+    with pytest.raises(LookupError, match="TestOnlyNoGradientIdentity"):
+        tape.gradient(loss, x)   # through the op it is an error, as in TensorFlow

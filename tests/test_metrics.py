@@ -182,3 +182,44 @@ def test_a_function_returning_a_metric_result_cannot_be_saved(tmp_path):
                            input_signature=[tf.TensorSpec([], tf.float32)])
     with pytest.raises(ValueError, match="runs Python code when called"):
         tf.saved_model.save(module, str(tmp_path / "m"))
+
+
+def test_a_result_built_from_tf_ops_stays_a_plain_graph_computation(tmp_path):
+    class Ratio(M.Metric):
+        def __init__(self):
+            super().__init__(name="ratio")
+            self.total = self.add_variable((), name="total")
+            self.count = self.add_variable((), name="count")
+
+        def update_state(self, x):
+            self.total.assign_add(tf.reduce_sum(x))
+            self.count.assign_add(tf.cast(tf.size(x), tf.float32))
+
+        def result(self):
+            return tf.math.divide_no_nan(self.total, self.count)
+
+    module = tf.Module()
+    module.metric = Ratio()
+    module.get = tf.function(lambda: module.metric.result(), input_signature=[])
+    module.metric.update_state(tf.constant([1.0, 2.0]))
+    assert float(module.get()) == 1.5
+    module.metric.update_state(tf.constant([5.0]))
+    assert float(module.get()) == pytest.approx(8.0 / 3.0)
+    tf.saved_model.save(module, str(tmp_path / "ratio"))   # no Python node: it can be saved
+    assert float(tf.saved_model.load(str(tmp_path / "ratio")).get()) == pytest.approx(8.0 / 3.0)
+
+
+def test_results_that_read_a_parent_result_as_a_number_work_inside_tf_function():
+    class Percent(M.Mean):
+        def result(self, scale=100.0):
+            return tf.constant(float(super().result()) * scale)
+
+    metric = Percent()
+
+    @tf.function
+    def step(x):
+        metric.update_state(x)
+        return metric.result()
+
+    assert [float(step(tf.constant(v))) for v in (1.5, 4.0)] == [150.0, 275.0]
+    assert float(metric.result(2.0)) == 5.5   # extra arguments pass through
