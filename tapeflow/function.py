@@ -116,6 +116,7 @@ class FuncGraph:
         self.outputs = None
         self.custom_gradients = {}
         self.python_calls = []
+        self.python_call_values = {}   # call index -> placeholder value of a call that returns a tensor
         self._refs = {}
         self._alive = []
 
@@ -220,6 +221,7 @@ class FuncGraph:
         if returns is None:
             self.nodes.append([PYTHON_CALL, [self.ref(t) for t in inputs], attrs, 0])
             return None
+        self.python_call_values[attrs["call"]] = returns._value
         (output,) = self._emit(PYTHON_CALL, inputs, attrs, (returns._value,))
         return output
 
@@ -372,7 +374,12 @@ class ConcreteFunction:
                 continue
             args = tuple(get(s) for s in slots)
             if op_type == PYTHON_CALL:
-                result = self.graph.python_calls[attrs["call"]](*args)
+                call = self.graph.python_calls[attrs["call"]]
+                if tracing[0] is not None:  # inlined into a function being traced: still deferred there
+                    placeholder = Tensor(self.graph.python_call_values[attrs["call"]]) if n_out else None
+                    result = tracing[0].defer_call(call, args, returns=placeholder)
+                else:
+                    result = call(*args)
                 if n_out:
                     values[out] = convert_to_tensor(result)
                 continue

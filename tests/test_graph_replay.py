@@ -128,3 +128,22 @@ def test_an_output_count_that_changes_with_the_input_shape_is_a_clear_error():
     with pytest.raises(ValueError, match="Unpack produced 3 outputs when the traced graph has 1"):
         with tf.GradientTape():
             concrete(x)                  # the recorded replay
+
+
+def test_side_effects_of_a_function_called_inside_another_stay_deferred():
+    mean = tf.keras.metrics.Mean()
+
+    @tf.function
+    def inner(x):
+        mean.update_state(x)
+        return mean.result()
+
+    @tf.function
+    def outer(x):
+        return inner(x) * 2.0
+
+    assert float(outer(tf.constant([1.0, 2.0]))) == 3.0
+    assert float(outer(tf.constant([3.0, 5.0]))) == 5.5
+    assert float(mean.result()) == 2.75
+    with tf.GradientTape():   # the recorded replay runs the same calls
+        assert float(outer(tf.constant([0.0]))) == pytest.approx(2 * 11.0 / 5)
