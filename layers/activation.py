@@ -1,6 +1,6 @@
 """Activation: applies an activation function as a layer."""
 from . import activations
-from .layer import Layer
+from .layer import Layer, deserialize_nested_objects
 from .serialization_lib import keras_export
 
 
@@ -24,7 +24,4 @@ class Activation(Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("activation"), dict):
-            config["activation"] = activations.deserialize(config["activation"])
-        return super().from_config(config)
+        return super().from_config(deserialize_nested_objects(config))

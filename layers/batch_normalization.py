@@ -11,7 +11,7 @@ from tapeflow.ops import array_ops, batchnorm_ops, nn_ops
 
 from . import constraints, initializers, regularizers
 from .input_spec import InputSpec
-from .layer import Layer
+from .layer import Layer, deserialize_nested_objects
 from .serialization_lib import keras_export, serialize_keras_object
 
 
@@ -137,15 +137,4 @@ class BatchNormalization(Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        for key in ("beta_initializer", "gamma_initializer", "moving_mean_initializer",
-                    "moving_variance_initializer"):
-            if isinstance(config.get(key), dict):
-                config[key] = initializers.deserialize(config[key])
-        for key in ("beta_regularizer", "gamma_regularizer"):
-            if isinstance(config.get(key), dict):
-                config[key] = regularizers.deserialize(config[key])
-        for key in ("beta_constraint", "gamma_constraint"):
-            if isinstance(config.get(key), dict):
-                config[key] = constraints.deserialize(config[key])
-        return super().from_config(config)
+        return super().from_config(deserialize_nested_objects(config))

@@ -11,7 +11,7 @@ from tapeflow.ops import array_ops, math_ops
 
 from . import activations, constraints, initializers, regularizers
 from .input_spec import InputSpec
-from .layer import Layer
+from .layer import Layer, deserialize_nested_objects
 from .serialization_lib import keras_export, serialize_keras_object
 
 
@@ -149,14 +149,4 @@ class Conv1D(Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        for key in ("kernel_initializer", "bias_initializer"):
-            if isinstance(config.get(key), dict):
-                config[key] = initializers.deserialize(config[key])
-        for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer"):
-            if isinstance(config.get(key), dict):
-                config[key] = regularizers.deserialize(config[key])
-        for key in ("kernel_constraint", "bias_constraint"):
-            if isinstance(config.get(key), dict):
-                config[key] = constraints.deserialize(config[key])
-        return super().from_config(config)
+        return super().from_config(deserialize_nested_objects(config))

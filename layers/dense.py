@@ -3,7 +3,7 @@ from tapeflow.ops import math_ops, nn_ops
 
 from . import activations, constraints, initializers, regularizers
 from .input_spec import InputSpec
-from .layer import Layer
+from .layer import Layer, deserialize_nested_objects
 from .serialization_lib import keras_export, serialize_keras_object
 
 
@@ -81,16 +81,4 @@ class Dense(Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        for key in ("kernel_initializer", "bias_initializer"):
-            if isinstance(config.get(key), dict):
-                config[key] = initializers.deserialize(config[key])
-        for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer"):
-            if isinstance(config.get(key), dict):
-                config[key] = regularizers.deserialize(config[key])
-        for key in ("kernel_constraint", "bias_constraint"):
-            if isinstance(config.get(key), dict):
-                config[key] = constraints.deserialize(config[key])
-        if isinstance(config.get("activation"), dict):
-            config["activation"] = activations.deserialize(config["activation"])
-        return super().from_config(config)
+        return super().from_config(deserialize_nested_objects(config))

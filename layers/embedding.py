@@ -5,7 +5,7 @@ from tapeflow.framework.tensor import Tensor
 from tapeflow.ops import array_ops, math_ops
 
 from . import constraints, initializers, regularizers
-from .layer import Layer
+from .layer import Layer, deserialize_nested_objects
 from .serialization_lib import keras_export, serialize_keras_object
 
 
@@ -78,13 +78,4 @@ class Embedding(Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("embeddings_initializer"), dict):
-            config["embeddings_initializer"] = initializers.deserialize(config["embeddings_initializer"])
-        if isinstance(config.get("embeddings_regularizer"), dict):
-            config["embeddings_regularizer"] = regularizers.deserialize(config["embeddings_regularizer"])
-        if isinstance(config.get("activity_regularizer"), dict):
-            config["activity_regularizer"] = regularizers.deserialize(config["activity_regularizer"])
-        if isinstance(config.get("embeddings_constraint"), dict):
-            config["embeddings_constraint"] = constraints.deserialize(config["embeddings_constraint"])
-        return super().from_config(config)
+        return super().from_config(deserialize_nested_objects(config))

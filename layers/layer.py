@@ -20,7 +20,7 @@ from tapeflow.framework.variables import Variable
 from tapeflow.module import Module
 from tapeflow.ops import math_ops
 
-from . import backend, dtype_policy, initializers, regularizers, constraints, tree
+from . import activations, backend, constraints, dtype_policy, initializers, regularizers, tree
 from .input_spec import assert_input_compatibility
 from .keras_tensor import KerasTensor
 from .node import Node
@@ -140,6 +140,23 @@ class _TrackedDict(dict):
     def update(self, *args, **kwargs):
         for key, value in dict(*args, **kwargs).items():
             self[key] = value
+
+
+_NESTED_OBJECT_MODULES = {"initializer": initializers, "regularizer": regularizers, "constraint": constraints,
+                          "activation": activations}
+
+
+def deserialize_nested_objects(config):
+    """A copy of a layer's config whose initializers, regularizers, constraints and activation
+    (keys ``*_initializer``, ``*_regularizer``, ``*_constraint``, ``activation``) saved as
+    config dicts are objects again, for a built-in layer's ``from_config``."""
+    config = dict(config)
+    for key, value in config.items():
+        if isinstance(value, dict):
+            module = _NESTED_OBJECT_MODULES.get(key.rsplit("_", 1)[-1])
+            if module is not None:
+                config[key] = module.deserialize(value)
+    return config
 
 
 @keras_export("keras.layers.Layer")

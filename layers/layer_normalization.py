@@ -2,7 +2,7 @@
 from tapeflow.ops import array_ops, math_ops, nn_ops, reduction_ops
 
 from . import constraints, initializers, regularizers
-from .layer import Layer
+from .layer import Layer, deserialize_nested_objects
 from .serialization_lib import keras_export, serialize_keras_object
 
 
@@ -80,14 +80,4 @@ class LayerNormalization(Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        for key in ("beta_initializer", "gamma_initializer"):
-            if isinstance(config.get(key), dict):
-                config[key] = initializers.deserialize(config[key])
-        for key in ("beta_regularizer", "gamma_regularizer"):
-            if isinstance(config.get(key), dict):
-                config[key] = regularizers.deserialize(config[key])
-        for key in ("beta_constraint", "gamma_constraint"):
-            if isinstance(config.get(key), dict):
-                config[key] = constraints.deserialize(config[key])
-        return super().from_config(config)
+        return super().from_config(deserialize_nested_objects(config))
