@@ -92,17 +92,18 @@ def _accumulate(grads, key, g):
     grads[key] = g if previous is None else math_ops.add(previous, g)
 
 
-_INDEX_SPLITS = {}
+class _IndexSplits(dict):
+    """(mask, n) -> (indices set in ``mask``, the other indices) for an op with ``n`` inputs,
+    computed on first use: a hit is one dict lookup in the backward loop."""
+
+    def __missing__(self, key):
+        mask, n = key
+        split = self[key] = (tuple(i for i in range(n) if mask >> i & 1),
+                             tuple(i for i in range(n) if not mask >> i & 1))
+        return split
 
 
-def _split_mask(mask, n):
-    """(indices set in ``mask``, the other indices) for an op with ``n`` inputs (cached)."""
-    key = (mask, n)
-    split = _INDEX_SPLITS.get(key)
-    if split is None:
-        split = (tuple(i for i in range(n) if mask >> i & 1), tuple(i for i in range(n) if not mask >> i & 1))
-        _INDEX_SPLITS[key] = split
-    return split
+_INDEX_SPLITS = _IndexSplits()
 
 
 def _dependents(tape, sources):
@@ -191,7 +192,7 @@ def backward(tape, targets, target_grads, source_ids):
             grad_fn, batch_aware = rec.grad_fn, False
         if grad_fn is None:
             continue
-        needed, rec.skip_input_indices = splits.get((mask, len(inputs))) or _split_mask(mask, len(inputs))
+        needed, rec.skip_input_indices = splits[mask, len(inputs)]
         if batch_aware:
             in_grads = grad_fn(rec, g) if out_grads is None else grad_fn(rec, *out_grads)
         else:

@@ -34,7 +34,7 @@ from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
 from .framework.tensor_spec import TensorSpec
 from .framework.variables import Variable
-from .graph_replay import ASSIGN, CALL, READ, ArrayReplay, output_count_error
+from .graph_replay import ASSIGN, ASSIGN_METHODS, CALL, READ, ArrayReplay, output_count_error
 
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
@@ -385,7 +385,7 @@ class ConcreteFunction:
                 continue
             if op_type == VARIABLE_ASSIGN:
                 var = variables[attrs["variable"]]
-                getattr(var, {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}[attrs["mode"]])(args[0])
+                getattr(var, ASSIGN_METHODS[attrs["mode"]])(args[0])
                 continue
             result = execute(op_type, args, attrs or None)
             if forward_of(op_type)[1] == 1:

@@ -13,7 +13,7 @@ from .framework.recording import _FORWARDS
 from .framework.tensor import Tensor
 
 _OP, _OP_TUPLE, READ, ASSIGN, CALL = range(5)
-_ASSIGN_METHODS = {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}
+ASSIGN_METHODS = {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}  # node mode -> Variable method
 
 
 class ArrayReplay:
@@ -70,7 +70,7 @@ class ArrayReplay:
                 values[out] = variables[attrs["variable"]]._as_tensor()._value
             elif kind == ASSIGN:
                 var = variables[attrs["variable"]]
-                getattr(var, _ASSIGN_METHODS[attrs["mode"]])(Tensor(values[args[0]]))
+                getattr(var, ASSIGN_METHODS[attrs["mode"]])(Tensor(values[args[0]]))
             else:
                 result = python_calls[attrs["call"]](*[Tensor(values[i]) for i in args])
                 if n_out:
