@@ -14,7 +14,8 @@ import h5py
 from . import keras_archive, legacy_h5
 from .release import replacing
 from .state_loading import load_state
-from .weights_h5 import FileContentError, read_weights, write_weights
+from .errors import FileContentError
+from .weights_h5 import read_weights, write_weights
 
 _LEGACY = (".h5", ".hdf5")
 

@@ -23,7 +23,8 @@ from .release import replacing
 from .compile_config import compile_config_of, try_compile
 from .registry import check_config
 from .state_loading import load_state
-from .weights_h5 import FileContentError, read_weights, write_weights
+from .errors import FileContentError
+from .weights_h5 import read_weights, write_weights
 
 CONFIG = "config.json"
 METADATA = "metadata.json"

@@ -28,7 +28,8 @@ from .compile_config import training_config_of, try_compile
 from .h5_attrs import get_string, get_string_list, has_list, set_string, set_string_list
 from .keras_archive import build_model, keras_version, parse_config
 from .state_loading import assign_pairs
-from .weights_h5 import FileContentError, read_dataset
+from .errors import FileContentError
+from .weights_h5 import read_dataset
 
 BACKEND = "tensorflow"  # tapeflow lays weights out as TensorFlow does (channels_last, kernel (in, out))
 

@@ -16,7 +16,7 @@ from tapeflow.layers.layer import Layer
 from tapeflow.optimizers import Optimizer
 
 from .object_walk import uses_default_io, variables_of
-from .weights_h5 import FileContentError
+from .errors import FileContentError
 
 
 def describe(path, obj):

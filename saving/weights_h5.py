@@ -9,11 +9,8 @@ arrays (shape ``()`` for scalars), indexed ``"0" .. "n-1"``.
 import h5py
 import numpy as np
 
+from .errors import FileContentError
 from .object_walk import has_own_variables_methods, uses_default_io, variables_of, walk
-
-
-class FileContentError(ValueError):
-    """The file is readable but does not hold what was expected, or its data is damaged."""
 
 
 def join(path, name):

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 import h5py
 
 from . import crc32
+from .errors import ArchiveError
 
 USER_BLOCK = 512
 _LOCAL = struct.Struct("<4s5H3L2H")          # local file header, 30 bytes
@@ -36,10 +37,6 @@ _VERSION = 20                                # 2.0: stored members, no zip64
 _UNIX = 3
 _EXTERNAL_ATTR = 0o600 << 16
 _LIMIT = 0xFFFFFFFF - 1
-
-
-class ArchiveError(ValueError):
-    """The archive is not a readable zip file, or lacks a member."""
 
 
 def _dos_time(date_time):
