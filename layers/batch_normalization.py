@@ -6,7 +6,7 @@ the moving statistics ``moving = moving * momentum + batch * (1 - momentum)``.
 Otherwise, including a frozen layer called with ``training=True``, normalize
 with the moving statistics.
 """
-from tapeflow.framework.recording import tracing
+from tapeflow.framework.recording import tracing_graph
 from tapeflow.ops import array_ops, batchnorm_ops, nn_ops
 
 from . import constraints, initializers, regularizers
@@ -104,7 +104,7 @@ class BatchNormalization(Layer):
             for i, p in enumerate(perm):
                 inverse[p] = i
             y = array_ops.transpose(y, inverse)
-        graph = tracing[0]
+        graph = tracing_graph()
         if graph is None:
             self._update_moving_statistics(mean._value, variance._value)
         else:  # inside tf.function: the update runs each time the traced graph runs

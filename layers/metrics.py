@@ -9,7 +9,7 @@ import functools
 import numpy as np
 
 from tapeflow.framework.conversion import convert_to_tensor
-from tapeflow.framework.recording import tracing
+from tapeflow.framework.recording import outside_graph, tracing_graph
 from tapeflow.framework.tensor import Tensor
 
 from . import backend, tree
@@ -44,7 +44,7 @@ def _deferred_under_tracing(update_state):
     """Inside tf.function, ``update_state`` becomes a graph node that runs the numpy update on every call."""
     @functools.wraps(update_state)
     def wrapper(self, *args, **kwargs):
-        graph = tracing[0]
+        graph = tracing_graph()
         if graph is None:
             return update_state(self, *args, **kwargs)
         leaves = tree.flatten((args, kwargs))
@@ -72,7 +72,7 @@ def _result_under_tracing(result):
     variables is already live and is returned as it is."""
     @functools.wraps(result)
     def wrapper(self, *args, **kwargs):
-        graph = tracing[0]
+        graph = tracing_graph()
         if graph is None or _RESULT_DEPTH[0]:
             return result(self, *args, **kwargs)
         _RESULT_DEPTH[0] += 1
@@ -80,11 +80,8 @@ def _result_under_tracing(result):
             try:
                 value = result(self, *args, **kwargs)
             except TypeError:   # it read a symbolic tensor as a number: compute it outside the trace
-                tracing[0] = None
-                try:
+                with outside_graph():
                     value = result(self, *args, **kwargs)
-                finally:
-                    tracing[0] = graph
         finally:
             _RESULT_DEPTH[0] -= 1
         if not isinstance(value, Tensor) or graph.is_live(value):

@@ -28,7 +28,7 @@ import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
-from tapeflow.framework.recording import tracing
+from tapeflow.framework.recording import tracing_graph
 from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.variables import Variable
@@ -479,8 +479,9 @@ class Optimizer:
         if not self.built:
             self.build(trainable_variables)
         self._restore_pending()
-        if tracing[0] is not None:
-            self._defer_apply(tracing[0], grads, trainable_variables)
+        graph = tracing_graph()
+        if graph is not None:
+            self._defer_apply(graph, grads, trainable_variables)
             return
 
         # Variables marked overwrite_with_gradient take the gradient as their new value.

@@ -47,8 +47,8 @@ _LAZY = {
 
 
 def executing_eagerly():
-    from .framework.recording import tracing
-    return tracing[0] is None
+    from .framework.recording import tracing_graph
+    return tracing_graph() is None
 
 
 def is_tensor(x):

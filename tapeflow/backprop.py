@@ -17,7 +17,8 @@ import numpy as np
 from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework.logging_util import warn_first_n
-from .framework.recording import TapeState, active_tapes, recording_anything
+from .framework import recording
+from .framework.recording import TapeState, recording_anything
 from .framework.registry import _GRADIENTS, _NO_GRADIENT, lookup, missing_gradient_error
 from .framework.tensor import Tensor
 from .framework.variables import Variable
@@ -113,7 +114,7 @@ def _dependents(tape, sources):
     every tensor the tape traces: ``tape.ids``, with no sweep over the records.
     """
     if tape.roots <= sources <= tape.ids:
-        return set(tape.ids) if tape in active_tapes else tape.ids  # a recording tape grows
+        return set(tape.ids) if tape in recording.active_tapes() else tape.ids  # a recording tape grows
     depends = set(sources)
     for rec in tape.records:
         for t in rec.inputs:
@@ -275,16 +276,13 @@ class GradientTape:
             raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active tape.")
         if self._tape is None:
             self._tape = TapeState(self._persistent, self._watch_accessed_variables)
-        active_tapes.append(self._tape)
+        recording.push_tape(self._tape)
         self._recording = True
 
     def _pop_tape(self):
         if not self._recording:
             raise ValueError("Tape is not recording.")
-        for i in range(len(active_tapes) - 1, -1, -1):
-            if active_tapes[i] is self._tape:
-                del active_tapes[i]
-                break
+        recording.pop_tape(self._tape)
         self._recording = False
 
     @contextlib.contextmanager

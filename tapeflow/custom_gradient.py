@@ -12,7 +12,8 @@ import inspect
 
 from .framework import nest
 from .framework.conversion import convert_to_tensor
-from .framework.recording import active_accumulators, active_tapes, record, tracing, variable_watchers
+from .framework import recording
+from .framework.recording import record
 from .framework.tensor import Tensor
 from .framework.variables import Variable
 
@@ -57,16 +58,9 @@ def make_gradient_function(grad_fn, n_inputs, variables):
 
 
 def _run_body(f, args, kwargs):
-    """Runs ``f`` with tapes paused, collecting the trainable variables it reads."""
-    saved_tapes = active_tapes[:]
-    active_tapes.clear()
-    watcher = {}
-    variable_watchers.append(watcher)
-    try:
+    """Runs ``f``, collecting the trainable variables it reads."""
+    with recording.watching_variables() as watcher:
         result = f(*args, **kwargs)
-    finally:
-        variable_watchers.remove(watcher)
-        active_tapes[:] = saved_tapes
     if not isinstance(result, (tuple, list)) or len(result) != 2 or not callable(result[1]):
         raise TypeError(f"@tf.custom_gradient function {f.__name__!r} must return a pair (outputs, grad_fn).")
     return result[0], result[1], sorted(watcher.values(), key=lambda v: v._id)
@@ -82,7 +76,7 @@ def _eager_call(f, args, kwargs):
                         f"variables: {variables}")
     flat = [convert_to_tensor(o) for o in nest.flatten(outputs)]
     fresh = [Tensor(o._value) for o in flat]
-    for acc in active_accumulators:
+    for acc in recording.active_accumulators():
         acc._alias(flat, fresh)
     handles = [v._as_tensor() for v in variables]
     record(f.__name__, tuple(inputs + handles), tuple(fresh),
@@ -101,7 +95,7 @@ def custom_gradient(f=None):
 
     @functools.wraps(f)
     def decorated(*args, **kwargs):
-        if tracing[0] is not None:
+        if recording.tracing_graph() is not None:
             from .function import traced_custom_gradient_call
             return traced_custom_gradient_call(f, args, kwargs)
         return _eager_call(f, args, kwargs)

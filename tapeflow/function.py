@@ -27,8 +27,8 @@ import numpy as np
 
 from .framework import nest
 from .framework.conversion import convert_to_tensor
-from .framework.recording import (active_accumulators, active_tapes, execute, forward_of, record,
-                                  tracing, variable_watchers)
+from .framework import recording
+from .framework.recording import execute, forward_of, record
 from .framework.registry import _GRADIENTS, RegisterGradient
 from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
@@ -179,7 +179,7 @@ class FuncGraph:
         result = forward(*[t._value for t in inputs], **attrs)
         results = (result,) if num_outputs == 1 else tuple(result)
         outputs = self._emit(op_type, inputs, attrs, results)
-        if active_tapes or active_accumulators:
+        if recording.recording_anything():
             record(op_type, tuple(inputs), outputs, attrs or None)
         return outputs[0] if num_outputs == 1 else outputs
 
@@ -250,30 +250,6 @@ class FuncGraph:
         nodes = [(op, [tuple(r) for r in refs], comparable(attrs), n) for op, refs, attrs, n in self.nodes]
         constants = [(c.dtype.str, c.shape, c.tobytes()) for c in self.constants]
         return nodes, constants
-
-
-class _Trace:
-    """Installs a graph as the tracing target; tapes active outside the function are hidden."""
-
-    def __init__(self, graph):
-        self.graph = graph
-
-    def __enter__(self):
-        self._previous = tracing[0]
-        self._tapes = active_tapes[:]
-        self._accumulators = active_accumulators[:]
-        self._watchers = variable_watchers[:]
-        active_tapes.clear()
-        active_accumulators.clear()
-        variable_watchers.clear()
-        tracing[0] = self.graph
-        return self.graph
-
-    def __exit__(self, *exc):
-        tracing[0] = self._previous
-        active_tapes[:] = self._tapes
-        active_accumulators[:] = self._accumulators
-        variable_watchers[:] = self._watchers
 
 
 # ------------------------------------------------------------------ replay ---
@@ -351,7 +327,8 @@ class ConcreteFunction:
 
     def call_flat(self, inputs, captures=()):
         """Replays the nodes on ``inputs`` (while tracing another function, this inlines them)."""
-        if tracing[0] is None and not (active_tapes or active_accumulators or variable_watchers):
+        state = recording.current()
+        if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers):
             return self._array_replay(inputs, self.graph.constants, captures, self.graph.variables,
                                       getattr(self.graph, "python_calls", ()))
         values = [None] * self._n_slots
@@ -375,9 +352,10 @@ class ConcreteFunction:
             args = tuple(get(s) for s in slots)
             if op_type == PYTHON_CALL:
                 call = self.graph.python_calls[attrs["call"]]
-                if tracing[0] is not None:  # inlined into a function being traced: still deferred there
+                graph = recording.tracing_graph()
+                if graph is not None:  # inlined into a function being traced: still deferred there
                     placeholder = Tensor(self.graph.python_call_values[attrs["call"]]) if n_out else None
-                    result = tracing[0].defer_call(call, args, returns=placeholder)
+                    result = graph.defer_call(call, args, returns=placeholder)
                 else:
                     result = call(*args)
                 if n_out:
@@ -418,7 +396,7 @@ def _leaf_key(leaf):
 def _trace(python_function, name, args, kwargs, specs, dummy_values):
     """Traces ``python_function``; tensor leaves of args become placeholders (in flatten order)."""
     graph = FuncGraph(name)
-    with _Trace(graph):
+    with recording.tracing_into(graph):
         placeholders = iter([graph.placeholder(s, v) for s, v in zip(specs, dummy_values)])
 
         def substitute(leaf):
@@ -540,7 +518,7 @@ class Function:
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if tracing[0] is not None:
+        if recording.tracing_graph() is not None:
             return self._python_function(*args, **kwargs)  # nested tf.function: trace inline
         key, tensors, structured = self._canonical(args, kwargs)
         concrete = self._concrete_for(key, tensors, structured)
@@ -602,7 +580,7 @@ def traced_custom_gradient_call(f, args, kwargs):
     if kwargs:
         raise ValueError("The custom_gradient decorator currently supports keywords arguments only when eager "
                          "execution is enabled.")
-    graph = tracing[0]
+    graph = recording.tracing_graph()
     inputs = [a._as_tensor() if isinstance(a, Variable) else convert_to_tensor(a) for a in args]
     outputs, grad_fn, variables = _run_body(f, [a if isinstance(a, Variable) else t for a, t in zip(args, inputs)], {})
     variables = [v for v in variables if not any(v is a for a in args)]
@@ -629,14 +607,10 @@ def _trace_gradient_function(parent, grad_fn, outputs, n_inputs, variables):
     from .custom_gradient import make_gradient_function
     graph = FuncGraph(parent.name + "_grad", parent=parent)
     wrapped = make_gradient_function(grad_fn, n_inputs, variables)
-    saved = tracing[0]
-    tracing[0] = graph
-    try:
+    with recording.tracing_into(graph):
         upstream = [graph.placeholder(TensorSpec.from_tensor(o), np.zeros_like(o._value)) for o in outputs]
         grads = wrapped(None, *upstream)
         graph.set_outputs([g if g is not None else None for g in grads])
-    finally:
-        tracing[0] = saved
     return graph
 
 

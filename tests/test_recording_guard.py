@@ -32,7 +32,7 @@ def test_no_record_is_allocated_without_an_active_tape(monkeypatch):
     counter = RecordCounter(monkeypatch)
     _workload()
     assert counter.count == 0
-    assert recording.active_tapes == [] and recording.active_accumulators == []
+    assert not recording.active_tapes() and not recording.active_accumulators()
 
 
 def test_no_record_is_allocated_for_ops_on_unwatched_tensors(monkeypatch):

@@ -544,7 +544,7 @@ def test_no_recording_without_an_active_tape():
     from tapeflow.framework import recording
     x = tf.constant(2.0)
     y = x * x + tf.sin(x)
-    assert recording.active_tapes == [] and float(y) == pytest.approx(4 + np.sin(2.0), rel=1e-6)
+    assert not recording.active_tapes() and float(y) == pytest.approx(4 + np.sin(2.0), rel=1e-6)
 
 
 def test_scalar_output_gradients_broadcast_to_the_target_for_any_op():

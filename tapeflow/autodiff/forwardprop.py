@@ -12,7 +12,7 @@ from ..backprop import GradientTape, UnconnectedGradients, _parse_unconnected
 from ..framework import nest
 from ..framework.conversion import convert_to_tensor
 from ..framework.logging_util import warn_first_n
-from ..framework.recording import active_accumulators
+from ..framework import recording
 from ..framework.registry import lookup
 from ..framework.tensor import Tensor
 from ..framework.variables import Variable
@@ -77,27 +77,21 @@ class ForwardAccumulator:
     def __enter__(self):
         if self._recording:
             raise ValueError("Accumulator is already recording.")
-        active_accumulators.append(self)
+        recording.push_accumulator(self)
         self._recording = True
         return self
 
     def __exit__(self, typ, value, traceback):
         if self._recording:
-            active_accumulators.remove(self)
+            recording.pop_accumulator(self)
             self._recording = False
 
     def _process(self, rec):
         tangents = [self._tangents.get(t._id) for t in rec.inputs]
         if all(t is None for t in tangents):
             return
-        # Only accumulators entered before this one may see the JVP computation.
-        position = active_accumulators.index(self)
-        later = active_accumulators[position:]
-        del active_accumulators[position:]
-        try:
+        with recording.accumulators_hidden_from(self):  # only those entered before it see the JVP
             out_tangents = _op_jvp(rec, tangents)
-        finally:
-            active_accumulators.extend(later)
         for o, t in zip(rec.outputs, out_tangents):
             if t is not None and o._value.dtype.kind in "fc":
                 self._tangents[o._id] = t

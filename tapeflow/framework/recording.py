@@ -1,28 +1,148 @@
-"""Op execution and recording onto the active tapes.
+"""Op execution and recording onto this thread's active tapes.
 
 Every differentiable computation goes through ``execute(op_type, inputs, attrs)``:
 it runs the op's registered forward on numpy arrays, wraps the results in
 Tensors and, only when a tape or forward accumulator is active, records an
-``OpRecord`` on each tape that watches one of the inputs. With nothing active
-the cost of recording is one truthiness check of two lists.
+``OpRecord`` on each tape that watches one of the inputs.
+
+What is recording is per thread, as in TensorFlow: ``ThreadRecording`` owns
+one thread's tapes, forward accumulators, variable watchers and the graph it
+is tracing, and every change to them goes through its methods. ``_installed``
+counts, over all threads, what those methods have installed and not yet
+removed; while it is zero no thread records anything and an op skips the
+thread-local lookup entirely (the fast path is one check of one number).
 """
+import contextlib
+import threading
 from types import MappingProxyType
 
 from .tensor import Tensor
 
 _NO_ATTRS = MappingProxyType({})
-
-# Stacks of currently recording tapes / forward accumulators. Mutated in
-# place (never rebound) so other modules may hold a reference to them.
-active_tapes = []
-active_accumulators = []
-# Sets (dicts id -> Variable) collecting every trainable variable read while
-# they are installed; custom_gradient uses this to find the variables it reads.
-variable_watchers = []
-# The graph being traced by tf.function, or None (see tapeflow.function).
-tracing = [None]
-
 _FORWARDS = {}
+
+
+class ThreadRecording(threading.local):
+    """One thread's recording state. Read its lists; change them only through the methods."""
+
+    def __init__(self):
+        self.tapes = []          # TapeStates recording on this thread, innermost last
+        self.accumulators = []   # ForwardAccumulators, innermost last
+        self.watchers = []       # dicts id -> Variable collecting trainable variables read (custom_gradient)
+        self.graph = None        # the FuncGraph this thread is tracing into, or None
+
+
+_thread = ThreadRecording()
+_installed = [0]
+_installed_lock = threading.Lock()
+
+
+def _count(delta):
+    with _installed_lock:
+        _installed[0] += delta
+
+
+def current():
+    """This thread's recording state, or None when no thread has anything installed."""
+    return _thread if _installed[0] else None
+
+
+def active_tapes():
+    """This thread's recording tapes (a list not to be modified)."""
+    return _thread.tapes if _installed[0] else ()
+
+
+def active_accumulators():
+    return _thread.accumulators if _installed[0] else ()
+
+
+def tracing_graph():
+    """The graph this thread is tracing (tf.function), or None when executing eagerly."""
+    return _thread.graph if _installed[0] else None
+
+
+def recording_anything():
+    if not _installed[0]:
+        return False
+    s = _thread
+    return bool(s.tapes or s.accumulators)
+
+
+def push_tape(tape):
+    _count(1)
+    _thread.tapes.append(tape)
+
+
+def pop_tape(tape):
+    """Removes the innermost entry of ``tape`` from this thread's stack."""
+    tapes = _thread.tapes
+    for i in range(len(tapes) - 1, -1, -1):
+        if tapes[i] is tape:
+            del tapes[i]
+            _count(-1)
+            return
+
+
+def push_accumulator(accumulator):
+    _count(1)
+    _thread.accumulators.append(accumulator)
+
+
+def pop_accumulator(accumulator):
+    _thread.accumulators.remove(accumulator)
+    _count(-1)
+
+
+@contextlib.contextmanager
+def accumulators_hidden_from(accumulator):
+    """Hides ``accumulator`` and those entered after it (they must not see its own JVP computation)."""
+    accumulators = _thread.accumulators
+    position = accumulators.index(accumulator)
+    later = accumulators[position:]
+    del accumulators[position:]
+    try:
+        yield
+    finally:
+        accumulators.extend(later)
+
+
+@contextlib.contextmanager
+def watching_variables():
+    """Yields a dict (id -> Variable) that collects every trainable variable read inside."""
+    watcher = {}
+    _count(1)
+    _thread.watchers.append(watcher)
+    try:
+        yield watcher
+    finally:
+        _thread.watchers.remove(watcher)
+        _count(-1)
+
+
+@contextlib.contextmanager
+def tracing_into(graph):
+    """Makes ``graph`` the target of this thread's ops; tapes, accumulators and watchers active
+    outside are hidden until the trace ends (a trace is not a computation they should see)."""
+    s = _thread
+    saved = (s.tapes, s.accumulators, s.watchers, s.graph)
+    _count(1)
+    s.tapes, s.accumulators, s.watchers, s.graph = [], [], [], graph
+    try:
+        yield graph
+    finally:
+        s.tapes, s.accumulators, s.watchers, s.graph = saved
+        _count(-1)
+
+
+@contextlib.contextmanager
+def outside_graph():
+    """Runs eagerly in the middle of a trace (the graph comes back afterwards)."""
+    s = _thread
+    graph, s.graph = s.graph, None
+    try:
+        yield
+    finally:
+        s.graph = graph
 
 
 class OpRecord:
@@ -81,8 +201,9 @@ def forward_of(op_type):
 def execute(op_type, inputs, attrs=None):
     """Runs ``op_type`` on Tensors ``inputs``; returns a Tensor (or a tuple for multi-output ops)."""
     forward, num_outputs = _FORWARDS[op_type]
-    if tracing[0] is not None:
-        return tracing[0].add_op(op_type, inputs, attrs or {})
+    state = _thread if _installed[0] else None
+    if state is not None and state.graph is not None:
+        return state.graph.add_op(op_type, inputs, attrs or {})
     if attrs:
         if len(inputs) == 1:
             result = forward(inputs[0]._value, **attrs)
@@ -96,9 +217,10 @@ def execute(op_type, inputs, attrs=None):
         result = forward(*[t._value for t in inputs])
     if num_outputs == 1:
         out = Tensor(result)
-        if active_tapes:
-            if len(active_tapes) == 1 and not active_accumulators:  # the common case, inlined
-                tape = active_tapes[0]
+        if state is not None:
+            tapes = state.tapes
+            if len(tapes) == 1 and not state.accumulators:  # the common case, inlined
+                tape = tapes[0]
                 ids = tape.ids
                 for t in inputs:
                     if t._id in ids:
@@ -106,13 +228,11 @@ def execute(op_type, inputs, attrs=None):
                         if result.dtype.kind in "fc":
                             ids.add(out._id)
                         break
-            else:
+            elif tapes or state.accumulators:
                 record(op_type, inputs, (out,), attrs)
-        elif active_accumulators:
-            record(op_type, inputs, (out,), attrs)
         return out
     outputs = tuple(Tensor(r) for r in result)
-    if active_tapes or active_accumulators:
+    if state is not None and (state.tapes or state.accumulators):
         record(op_type, inputs, outputs, attrs)
     return outputs
 
@@ -124,20 +244,22 @@ def with_inlined_execute(op_type, general):
     forward = _FORWARDS[op_type][0]
 
     def op(x, y, name=None):
-        if type(x) is Tensor and type(y) is Tensor and tracing[0] is None and not active_accumulators:
-            xv = x._value
-            yv = y._value
-            if xv.dtype is yv.dtype and xv.shape == yv.shape and xv.dtype.kind != "O" and len(active_tapes) < 2:
-                result = forward(xv, yv)
-                out = Tensor(result)
-                if active_tapes:
-                    tape = active_tapes[0]
-                    ids = tape.ids
-                    if x._id in ids or y._id in ids:
-                        tape.records.append(OpRecord(op_type, (x, y), (out,), None))
-                        if result.dtype.kind in "fc":
-                            ids.add(out._id)
-                return out
+        if type(x) is Tensor and type(y) is Tensor:
+            state = _thread if _installed[0] else None
+            if state is None or (state.graph is None and not state.accumulators and len(state.tapes) < 2):
+                xv = x._value
+                yv = y._value
+                if xv.dtype is yv.dtype and xv.shape == yv.shape and xv.dtype.kind != "O":
+                    result = forward(xv, yv)
+                    out = Tensor(result)
+                    if state is not None and state.tapes:
+                        tape = state.tapes[0]
+                        ids = tape.ids
+                        if x._id in ids or y._id in ids:
+                            tape.records.append(OpRecord(op_type, (x, y), (out,), None))
+                            if result.dtype.kind in "fc":
+                                ids.add(out._id)
+                    return out
         return general(x, y)
     op.__name__, op.__qualname__, op.__doc__ = general.__name__, general.__qualname__, general.__doc__
     op.__module__ = general.__module__
@@ -145,13 +267,16 @@ def with_inlined_execute(op_type, general):
 
 
 def record(op_type, inputs, outputs, attrs=None, grad_fn=None, forward_mode=True):
-    """Records an already computed op on every active tape that watches an input.
+    """Records an already computed op on every active tape of this thread that watches an input.
 
     With ``forward_mode=False`` active forward accumulators are not told (the
     caller propagates tangents itself).
     """
+    if not _installed[0]:
+        return None
+    state = _thread
     rec = None
-    for tape in active_tapes:
+    for tape in state.tapes:
         ids = tape.ids
         for t in inputs:
             if t._id in ids:
@@ -164,13 +289,9 @@ def record(op_type, inputs, outputs, attrs=None, grad_fn=None, forward_mode=True
         for o in outputs:
             if o._value.dtype.kind in "fc":
                 ids.add(o._id)
-    if forward_mode and active_accumulators:
+    if forward_mode and state.accumulators:
         if rec is None:
             rec = OpRecord(op_type, inputs, outputs, attrs, grad_fn)
-        for acc in list(active_accumulators):
+        for acc in list(state.accumulators):
             acc._process(rec)
     return rec
-
-
-def recording_anything():
-    return bool(active_tapes or active_accumulators)

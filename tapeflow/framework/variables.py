@@ -3,7 +3,7 @@ import numpy as np
 
 from . import dtypes
 from .conversion import convert_to_tensor
-from .recording import active_tapes, tracing, variable_watchers
+from . import recording
 from .tensor import Tensor, next_id, numpy_text
 from .tensor_shape import TensorShape
 
@@ -41,11 +41,11 @@ class Variable:
         self._shape = None if shape is None else TensorShape(shape)
 
     # -- reads -----------------------------------------------------------
-    def _notify_access(self):
+    def _notify_access(self, state):
         if self._trainable:
-            for watcher in variable_watchers:
+            for watcher in state.watchers:
                 watcher[self._id] = self
-        for tape in active_tapes:
+        for tape in state.tapes:
             if tape.watch_accessed_variables and self._trainable:
                 tape.variables[self._id] = self
                 if self._value.dtype.kind in "fc":
@@ -53,10 +53,12 @@ class Variable:
                     tape.roots.add(self._id)
 
     def _as_tensor(self):
-        if active_tapes or variable_watchers:
-            self._notify_access()
-        if tracing[0] is not None:
-            return tracing[0].read_variable(self)
+        state = recording.current()
+        if state is not None:
+            if state.tapes or state.watchers:
+                self._notify_access(state)
+            if state.graph is not None:
+                return state.graph.read_variable(self)
         return self._read_tensor
 
     def value(self):
@@ -67,8 +69,9 @@ class Variable:
         return self.value()
 
     def numpy(self):
-        if active_tapes:
-            self._notify_access()
+        state = recording.current()
+        if state is not None:
+            self._notify_access(state)
         value = np.array(self._value, copy=True)
         return value[()] if value.ndim == 0 else value
 
@@ -85,28 +88,32 @@ class Variable:
         arr = np.array(arr, dtype=self._value.dtype, copy=True)
         self._value = arr
         self._read_tensor = _handle(arr, self._id)
-        if active_tapes:
-            self._notify_access()
+        state = recording.current()
+        if state is not None:
+            self._notify_access(state)
         return _UnreadVariable(self)
 
-    def _traced_assign(self, value, mode):
+    def _traced_assign(self, graph, value, mode):
         """Inside tf.function tracing, an assignment becomes a graph node (no effect now)."""
-        tracing[0].assign_variable(self, value, mode)
+        graph.assign_variable(self, value, mode)
         return _UnreadVariable(self)
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        if tracing[0] is not None:
-            return self._traced_assign(value, "assign")
+        graph = recording.tracing_graph()
+        if graph is not None:
+            return self._traced_assign(graph, value, "assign")
         return self._store(self._new_value(value, "assign to"))
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
-        if tracing[0] is not None:
-            return self._traced_assign(delta, "add")
+        graph = recording.tracing_graph()
+        if graph is not None:
+            return self._traced_assign(graph, delta, "add")
         return self._store(self._value + self._new_value(delta, "add to"))
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
-        if tracing[0] is not None:
-            return self._traced_assign(delta, "sub")
+        graph = recording.tracing_graph()
+        if graph is not None:
+            return self._traced_assign(graph, delta, "sub")
         return self._store(self._value - self._new_value(delta, "subtract from"))
 
     def _adopt(self, array):
@@ -115,12 +122,13 @@ class Variable:
         to ``assign``."""
         arr = array if isinstance(array, np.ndarray) else None
         if (arr is None or arr.shape != self._value.shape or arr.dtype != self._value.dtype
-                or not arr.flags.c_contiguous or not arr.flags.writeable or tracing[0] is not None):
+                or not arr.flags.c_contiguous or not arr.flags.writeable or recording.tracing_graph() is not None):
             return self.assign(array)
         self._value = arr
         self._read_tensor = _handle(arr, self._id)
-        if active_tapes:
-            self._notify_access()
+        state = recording.current()
+        if state is not None:
+            self._notify_access(state)
         return _UnreadVariable(self)
 
     def _write_inplace(self):
@@ -226,8 +234,8 @@ class _UnreadVariable(Variable):
     def _store(self, arr):
         return self._parent._store(arr)
 
-    def _notify_access(self):
-        self._parent._notify_access()
+    def _notify_access(self, state):
+        self._parent._notify_access(state)
 
     @property
     def name(self):

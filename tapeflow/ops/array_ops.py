@@ -4,7 +4,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.conversion import convert_to_tensor
 from ..framework.errors import InvalidArgumentError
-from ..framework.recording import tracing
+from ..framework.recording import tracing_graph
 from ..framework.tensor import Tensor
 from ..framework.tensor_shape import TensorShape
 from . import math_ops, reduction_ops
@@ -459,7 +459,7 @@ def _segment_sum_grad(op, grad):
     nb = batch_ndim(op, grad)
     ids = op.inputs[1]
     axis = op.attrs["axis"] + nb
-    if tracing[0] is None and not (ids._value < 0).any():
+    if tracing_graph() is None and not (ids._value < 0).any():
         return gather(grad, ids, axis=axis), None
     # Dropped (negative) ids get a zero gradient. Written with ops so that a traced
     # tf.function does not bake in the placeholder's values.

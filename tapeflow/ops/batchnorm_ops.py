@@ -47,7 +47,7 @@ def _is_constant_zero(g):
         return True
     if np.any(g._value):
         return False
-    return not any(g._id in tape.ids for tape in active_tapes)
+    return not any(g._id in tape.ids for tape in active_tapes())
 
 
 def composite_grad(dy, x, gamma, mean, var, g_mean, g_var, epsilon):
