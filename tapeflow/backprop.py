@@ -6,15 +6,17 @@ Gradient functions are tapeflow ops, so an enclosing tape records them.
 
 Jacobians run the backward pass once with a stack of one-hot cotangents (an
 extra leading axis): built-in gradient functions are written to accept it.
-Gradient functions registered by users are called once per stacked row.
+Gradient functions registered by users are called once per stacked row. A
+jacobian proven block-diagonal over a batch axis by the ops' batching rules
+(tapeflow.framework.batching) is assembled from batch_jacobian's blocks.
 """
 import contextlib
 import enum
-import functools
 
 import numpy as np
 
 from .framework import nest
+from .framework.batching import proven_block_diagonal
 from .framework.conversion import convert_to_tensor
 from .framework.logging_util import warn_first_n
 from .framework import recording
@@ -221,14 +223,6 @@ def backward(tape, targets, target_grads, source_ids):
     return [grads.get(s) for s in source_ids]
 
 
-@functools.lru_cache(maxsize=32)
-def _probe(batch, per_example):
-    """The fixed random cotangent that tests a jacobian for cross-example terms (read-only)."""
-    probe = np.random.default_rng(0x7A9E).standard_normal((batch, per_example))
-    probe.flags.writeable = False
-    return probe
-
-
 # ------------------------------------------------------------- the tape ---
 def _as_source(s):
     if isinstance(s, Variable):
@@ -402,9 +396,8 @@ class GradientTape:
         target = self._single_tensor(target, "jacobian", "target")
         flat_sources = [_as_source(s) for s in nest.flatten(sources)]
         t_shape = target._value.shape
-        block = self._block_diagonal_jacobian(target, flat_sources[0]) if len(flat_sources) == 1 else None
-        if block is not None:
-            stacked = [block]
+        if len(flat_sources) == 1 and self._proven_block_diagonal(target, flat_sources[0]):
+            stacked = [self._block_diagonal_jacobian(target, flat_sources[0])]
         else:
             stacked = self._stacked_backward(target, flat_sources, int(np.prod(t_shape, dtype=np.int64)), per_row=None)
         self._release_if_not_persistent()
@@ -456,46 +449,32 @@ class GradientTape:
         g = array_ops.transpose(g, [1, 0] + list(range(2, 2 + len(x_shape))))
         return array_ops.reshape(g, (batch,) + y_shape + x_shape)
 
-    def _block_diagonal_jacobian(self, target, source):
-        """The jacobian of a batch-structured target, when it is block-diagonal over the batch.
-
-        Runs one stacked backward pass with the per-example seeds of
-        batch_jacobian plus one random probe cotangent u. If uᵀJ equals what the
-        per-example blocks predict, J has no cross-example terms (almost surely)
-        and is assembled from the blocks: the cost of batch_jacobian instead of
-        batch-size times more. Returns None when the check fails or does not apply.
-        """
+    def _proven_block_diagonal(self, target, source):
+        """Whether target [b, ...] and source [b, ...] share a batch axis whose rows every op on the
+        tape between them keeps independent (declared batching rules; nothing is sampled)."""
         t_shape, s_shape = target._value.shape, source._value.shape
-        dtype = target._value.dtype
-        if (len(t_shape) < 1 or len(s_shape) < 1 or t_shape[0] != s_shape[0] or t_shape[0] < 4
-                or dtype.kind != "f" or source._value.dtype != dtype):
-            return None
+        return (len(t_shape) >= 1 and len(s_shape) >= 1 and t_shape[0] == s_shape[0] >= 2
+                and _is_trainable_dtype(target)
+                and proven_block_diagonal(self._tape.records, source._id, target._id))
+
+    def _block_diagonal_jacobian(self, target, source):
+        """The full jacobian of a target proven block-diagonal over the batch: batch_jacobian's
+        blocks placed on the diagonal (None when the target does not depend on the source)."""
+        t_shape, s_shape = target._value.shape, source._value.shape
         batch = t_shape[0]
         per_example = int(np.prod(t_shape[1:], dtype=np.int64))
-        if (per_example + 1) * int(np.prod(t_shape)) > _JACOBIAN_BLOCK_ELEMENTS:
-            return None
-        probe = _probe(batch, per_example)
-        seeds = np.zeros((per_example + 1, batch, per_example), dtype)
-        seeds[np.arange(per_example), :, np.arange(per_example)] = 1
-        seeds[per_example] = probe
-        (g,) = backward(self._tape, [target], [Tensor(seeds.reshape((per_example + 1,) + t_shape))],
-                        [source._id])
+        (g,) = self._stacked_backward(target, [source], per_example, per_row=batch)
         if g is None:
             return None
-        flat = g._value.reshape(per_example + 1, batch, -1).astype(np.float64)
-        predicted = np.einsum("by,ybx->bx", probe, flat[:per_example])
-        actual = flat[per_example]
-        scale = max(np.abs(actual).max(initial=0.0), np.abs(predicted).max(initial=0.0), np.finfo(dtype).tiny)
-        tolerance = 1e-5 if dtype.itemsize <= 4 else 1e-10
-        if np.abs(actual - predicted).max(initial=0.0) > tolerance * scale:
-            return None
         if recording_anything():  # an enclosing tape differentiates the jacobian: assemble with ops
-            blocks = array_ops.reshape(g[:per_example], (per_example, batch, -1))
-            dense = math_ops.einsum("ybx,bc->bycx", blocks, Tensor(np.eye(batch, dtype=dtype)))
+            blocks = array_ops.reshape(g, (per_example, batch, -1))
+            eye = Tensor(np.eye(batch, dtype=g._value.dtype))
+            dense = math_ops.einsum("ybx,bc->bycx", blocks, eye)
             return array_ops.reshape(dense, t_shape + s_shape)
-        dense = np.zeros((batch, per_example, batch, flat.shape[2]), dtype)
+        blocks = g._value.reshape(per_example, batch, -1)
+        dense = np.zeros((batch, per_example, batch, blocks.shape[2]), blocks.dtype)
         diagonal = np.arange(batch)
-        dense[diagonal, :, diagonal, :] = g._value.reshape(per_example + 1, batch, -1)[:per_example].transpose(1, 0, 2)
+        dense[diagonal, :, diagonal, :] = blocks.transpose(1, 0, 2)
         return Tensor(dense.reshape(t_shape + s_shape))
 
     @staticmethod

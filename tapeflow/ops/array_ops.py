@@ -3,6 +3,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.conversion import convert_to_tensor
+from ..framework.batching import axis_attr_not_0, declare, elementwise, register_batching_rule
 from ..framework.errors import InvalidArgumentError
 from ..framework.recording import tracing_graph
 from ..framework.tensor import Tensor
@@ -95,6 +96,15 @@ def size(input, out_type=dtypes.int32, name=None):
     return Tensor(np.array(to_tensor(input)._value.size, dtype=dtypes.as_dtype(out_type)._np))
 
 
+declare(elementwise, "Identity", "ReadVariableOp", "StopGradient", "BroadcastTo", "SelectV2")
+declare(axis_attr_not_0("axis"), "ConcatV2", "Unpack", "SplitV", "GatherV2")
+
+
+@register_batching_rule("IdentityN")
+def _identity_n_rows(op, batched):
+    return all(batched)
+
+
 @register_op("Reshape")
 def _reshape_fwd(x, shape):
     try:
@@ -115,9 +125,20 @@ def reshape(tensor, shape, name=None):
     return execute("Reshape", (to_tensor(tensor),), {"shape": int_list(shape)})
 
 
+@register_batching_rule("Reshape")
+def _reshape_rows(op, batched):
+    """A C-order reshape that keeps the leading dimension keeps each row's elements in its row."""
+    return op.outputs[0]._value.shape[:1] == op.inputs[0]._value.shape[:1]
+
+
 @register_op("Transpose")
 def _transpose_fwd(x, perm):
     return np.transpose(x, perm)
+
+
+@register_batching_rule("Transpose")
+def _transpose_rows(op, batched):
+    return tuple(op.attrs["perm"])[:1] == (0,)
 
 
 @RegisterGradient("Transpose")
@@ -235,6 +256,11 @@ def _pack_fwd(*xs, axis):
     return np.stack(xs, axis=axis)
 
 
+@register_batching_rule("Pack")
+def _pack_rows(op, batched):
+    return op.attrs["axis"] % op.outputs[0]._value.ndim != 0
+
+
 @RegisterGradient("Pack")
 def _pack_grad(op, grad):
     return unstack(grad, num=len(op.inputs), axis=op.attrs["axis"] + batch_ndim(op, grad))
@@ -326,6 +352,11 @@ def _pad_fwd(x, constant_values, paddings, mode):
     if mode == "constant":
         return np.pad(x, paddings, mode="constant", constant_values=constant_values)
     return np.pad(x, paddings, mode=mode)
+
+
+@register_batching_rule("PadV2")
+def _pad_rows(op, batched):
+    return not batched[1] and tuple(op.attrs["paddings"][0]) == (0, 0)
 
 
 @RegisterGradient("PadV2")
@@ -486,6 +517,11 @@ def unsorted_segment_sum(data, segment_ids, num_segments, axis=0, name=None):
     return execute("UnsortedSegmentSum", (data, ids), {"num_segments": num_segments, "axis": int(axis)})
 
 
+@register_batching_rule("Tile")
+def _tile_rows(op, batched):
+    return tuple(op.attrs["multiples"])[:1] == (1,)
+
+
 @register_op("Tile")
 def _tile_fwd(x, multiples):
     return np.tile(x, multiples)
@@ -614,6 +650,30 @@ def _strided_slice_fwd(x, key):
         raise InvalidArgumentError(f"slice index out of bounds for a tensor of shape {TensorShape(x.shape)}: {err}") from None
     except ValueError as err:   # e.g. a zero step
         raise InvalidArgumentError(f"invalid slice of a tensor of shape {TensorShape(x.shape)}: {err}") from None
+
+
+def _key_keeps_axis0(key, ndim, batch):
+    """Whether an encoded index leaves axis 0 whole and in front."""
+    for k in key:
+        if k[0] == "ellipsis":
+            return ndim - sum(1 for c in key if c[0] in ("int", "slice")) >= 1
+        if k[0] == "slice":
+            start, stop, step = k[1:]
+            return start in (None, 0) and step in (None, 1) and (stop is None or stop >= batch)
+        return False     # an int drops axis 0, a newaxis moves it
+    return True
+
+
+@register_batching_rule("StridedSlice")
+def _slice_rows(op, batched):
+    shape = op.inputs[0]._value.shape
+    return _key_keeps_axis0(op.attrs["key"], len(shape), shape[0])
+
+
+@register_batching_rule("StridedSliceGrad")
+def _slice_grad_rows(op, batched):
+    shape = tuple(op.attrs["shape"])
+    return op.inputs[0]._value.shape[:1] == shape[:1] and _key_keeps_axis0(op.attrs["key"], len(shape), shape[0])
 
 
 @RegisterGradient("StridedSlice")

@@ -1,6 +1,7 @@
 """Linear algebra: solve, inv, det, diagonals, trace, matvec."""
 import numpy as np
 
+from ..framework.batching import register_batching_rule
 from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
 from ..framework.tensor_shape import TensorShape
@@ -12,6 +13,15 @@ def _check_square(x, what):
     s = x._value.shape
     if len(s) < 2 or s[-1] != s[-2]:
         raise InvalidArgumentError(f"{what}: input must be a square matrix (or a batch of them), got shape {TensorShape(s)}")
+
+
+@register_batching_rule("MatrixInverse", "MatrixSolve", "MatrixDeterminant", "LogMatrixDeterminant")
+def _stacked_matrices(op, batched):
+    """Ops on stacks of matrices keep axis 0 when it is a stacking axis, not a matrix axis."""
+    rank = op.inputs[0]._value.ndim
+    batch = next(t for t, b in zip(op.inputs, batched) if b)._value.shape[0]
+    return (all(t._value.ndim == rank >= 3 for t in op.inputs)
+            and all(o._value.shape[:1] == (batch,) for o in op.outputs))
 
 
 @register_op("MatrixInverse")

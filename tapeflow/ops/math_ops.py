@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from ..framework import dtypes
+from ..framework.batching import declare, elementwise, register_batching_rule
 from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
 from ..framework.recording import with_inlined_execute
@@ -290,6 +291,7 @@ def _unary(op_type, np_fn, grad_fn, public_name, floats_only=True):
     def forward(x):
         return quietly(np_fn, x)
     register_op(op_type)(forward)
+    declare(elementwise, op_type)
 
     def gradient(op, grad):
         return multiply(grad, conj(grad_fn(op.inputs[0], op.outputs[0])))
@@ -478,6 +480,7 @@ def sign(x, name=None):
 def _piecewise_constant(op_type, np_fn):
     register_op(op_type)(np_fn)
     no_gradient(op_type)
+    declare(elementwise, op_type)
 
     def public(x, name=None):
         x = to_tensor(x)
@@ -703,6 +706,11 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
 
 
 # ----------------------------------------------------------------- matmul ---
+declare(elementwise, "AddV2", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "SquaredDifference",
+        "Maximum", "Minimum", "AddN", "Sqrt", "SqrtGrad", "Rsqrt", "RsqrtGrad", "Reciprocal", "ReciprocalGrad",
+        "Tanh", "TanhGrad", "Sign", "Conj", "Real", "Imag", "Complex", "Cast", "ClipByValue")
+
+
 @register_op("MatMul")
 def _matmul_fwd(a, b, transpose_a=False, transpose_b=False):
     if transpose_a:
@@ -801,9 +809,34 @@ def _einsum_parse(equation, ndims):
     return expanded, rhs
 
 
+@register_batching_rule("MatMul")
+def _matmul_rows(op, batched):
+    """Rows of ``a`` (not transposed) times a constant ``b``, or matrices stacked along axis 0."""
+    a, b = op.inputs
+    out_shape = op.outputs[0]._value.shape
+    batch = (a if batched[0] else b)._value.shape[0]
+    if out_shape[0] != batch:
+        return False
+    for x, is_batched, rows_of_a in ((a, batched[0], not op.attrs.get("transpose_a", False)), (b, batched[1], False)):
+        ndim = x._value.ndim
+        if is_batched and (ndim != len(out_shape) or (ndim < 3 and not rows_of_a)):
+            return False
+    return True
+
+
 @register_op("Einsum")
 def _einsum_fwd(*xs, equation):
     return np.einsum(equation, *xs, optimize=len(xs) > 2)
+
+
+@register_batching_rule("Einsum")
+def _einsum_rows(op, batched):
+    """Each batched operand's first index is the output's first index and occurs once in it."""
+    inputs, _, output = op.attrs["equation"].partition("->")
+    if "." in op.attrs["equation"] or not output or output.count(output[0]) != 1:
+        return False
+    return all(subs[:1] == output[0] and subs.count(output[0]) == 1
+               for subs, b in zip(inputs.split(","), batched) if b)
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

@@ -1,6 +1,7 @@
 """Neural-network ops: activations with fused gradient ops, softmax, cross-entropies, dropout."""
 import numpy as np
 
+from ..framework.batching import axis_attr_not_0, declare, elementwise, register_batching_rule
 from ..framework.errors import InvalidArgumentError
 from ..framework.recording import recording_anything
 from ..framework.tensor import Tensor
@@ -294,6 +295,11 @@ def _bias_relu_grad(op, grad):
     return dx, reduction_ops.sum_to(dx, bias._value.shape, nb)
 
 
+@register_batching_rule("BiasReluGrad")
+def _bias_relu_grad_rows(op, batched):
+    return elementwise(op, batched), False    # dbias sums over the rows
+
+
 @register_op("BiasReluGrad", num_outputs=2)
 def _bias_relu_grad_fwd(g, y):
     if g.dtype in (np.float32, np.float64) and g.ndim >= 1:
@@ -391,6 +397,12 @@ def _move_back(x, axis):
     return x if axis in (-1, nd - 1) else np.moveaxis(x, -1, axis)
 
 
+declare(elementwise, "Relu", "ReluGrad", "Relu6", "Relu6Grad", "LeakyRelu", "LeakyReluGrad", "Elu", "EluGrad",
+        "Selu", "SeluGrad", "Sigmoid", "SigmoidGrad", "Softplus", "SoftplusGrad", "Softsign", "SoftsignGrad",
+        "BiasRelu", "Gelu", "GeluGrad")
+declare(axis_attr_not_0("axis"), "Softmax", "LogSoftmax")
+
+
 @register_op("Softmax")
 def _softmax_fwd(x, axis):
     return _move_back(SK.softmax_last_axis(_move_last(x, axis)), axis)
@@ -439,6 +451,14 @@ def log_softmax(logits, axis=None, name=None):
 @register_op("SoftmaxCrossEntropyWithLogits", num_outputs=2)
 def _softmax_xent_fwd(logits, labels):
     return SK.softmax_cross_entropy(logits, labels)
+
+
+@register_batching_rule("SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits")
+def _xent_rows(op, batched):
+    """Losses of [examples, classes] logits: one row per example."""
+    batch = op.inputs[0]._value.shape[0]
+    return (op.outputs[0]._value.shape == (batch,)
+            and all(t._value.shape[:1] == (batch,) and t._value.ndim == 2 for t, b in zip(op.inputs, batched) if b))
 
 
 @RegisterGradient("SoftmaxCrossEntropyWithLogits")

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..framework import dtypes
+from ..framework.batching import axis_attr_not_0, declare, reduction
 from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
 from . import array_ops, math_ops
@@ -48,6 +49,10 @@ def _reduction(op_type, x, axis, keepdims):
 def _same_int_dtype(x):
     """numpy widens int32 sums and products to int64; TensorFlow keeps the input's dtype."""
     return x.dtype if x.dtype.kind in "iu" else None
+
+
+declare(reduction, "Sum", "Mean", "Max", "Min", "Prod")
+declare(axis_attr_not_0("axis"), "Cumsum")
 
 
 @register_op("Sum")
