@@ -21,7 +21,6 @@ optimizer was not built for) raises and leaves every variable unchanged.
 """
 import inspect
 import re
-import sys
 import warnings
 
 import numpy as np
@@ -83,45 +82,10 @@ def _compute_dtype(np_dtype):
     return np.float64 if np_dtype == np.float64 else np.float32
 
 
-def _refcounts(var):
-    """How many references hold the variable's array and its read handle (see ``_inplace_flat``)."""
-    handle = getattr(var, "_read_tensor", None)
-    return sys.getrefcount(var._value), (0 if handle is None else sys.getrefcount(handle))
-
-
-_EXCLUSIVE = []
-
-
-def _exclusive(var):
-    """True when nothing outside the variable references its stored array.
-
-    Tensors read earlier from a variable (a persistent tape's records, the
-    result of ``tf.convert_to_tensor(v)``, ``np.asarray(v)``) share its
-    array; an in-place update would change them behind the user's back.
-    The reference counts of a fresh, unshared variable are the baseline.
-    """
-    if not _EXCLUSIVE:
-        probe = Variable(np.zeros(1, np.float32))
-        _EXCLUSIVE.append(_refcounts(probe))
-    counts = _refcounts(var)
-    base = _EXCLUSIVE[0]
-    return counts[0] <= base[0] and counts[1] <= base[1]
-
-
 def _inplace_flat(variable):
-    """A writable, contiguous 1-D view of the array the variable stores.
-
-    Copy on write: when the current array is shared with a tensor read
-    earlier, or is not contiguous, the variable first gets a private copy
-    (``assign``), so earlier reads keep their values (snapshot semantics).
-    """
-    var = _owner(variable)
-    shared = not _exclusive(var)          # before ``arr`` below adds a reference of its own
-    arr = var._write_inplace()
-    if shared or not (arr.flags.c_contiguous and arr.flags.writeable):
-        var.assign(arr if arr.flags.c_contiguous else np.ascontiguousarray(arr))   # assign stores a copy
-        arr = var._write_inplace()
-    return arr.reshape(-1)
+    """A writable, contiguous 1-D view of the variable's storage (the variable copies it first
+    while an earlier read is alive, so that read keeps its values)."""
+    return _owner(variable)._write_inplace().reshape(-1)
 
 
 def _as_array(value):
@@ -611,7 +575,7 @@ class Optimizer:
         passed before ``scalars``. Half-precision variables are computed in
         float32 and rounded back.
         """
-        var_dtype = _owner(variable)._write_inplace().dtype
+        var_dtype = variable.dtype._np
         dt = _compute_dtype(var_dtype)
         g = np.ascontiguousarray(_as_array(gradient), dtype=dt).reshape(-1)
         if learning_rate is not None:
@@ -635,7 +599,7 @@ class Optimizer:
 
     def _scalars(self, variable, learning_rate):
         """(dtype constructor, learning rate in that dtype, t = iterations + 1 in that dtype)."""
-        dt = _compute_dtype(_owner(variable)._write_inplace().dtype)
+        dt = _compute_dtype(variable.dtype._np)
         return dt, dt(_as_array(learning_rate)), dt(self._iteration_count() + 1)
 
     # ------------------------------------------------------------ clipping ---
@@ -675,7 +639,7 @@ class Optimizer:
         for variable, average in zip(variables, self._model_variables_moving_average):
             if average is None:
                 continue
-            dt = _compute_dtype(_owner(variable)._write_inplace().dtype)
+            dt = _compute_dtype(variable.dtype._np)
             momentum = dt(0) if first else dt(self.ema_momentum)
             self._run_kernel(kernels.ema, average, [], _as_array(variable), (momentum, dt(1) - momentum))
 

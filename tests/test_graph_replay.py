@@ -60,12 +60,12 @@ def test_traced_training_step_updates_variables_in_place_and_matches_eager():
 
     traced, eager = tf.function(make_step(w_traced, opt_traced)), make_step(w_eager, opt_eager)
     traced(x), eager(x)
-    array_id = id(w_traced._value)
+    array_id = id(w_traced._storage)
     for _ in range(3):
         np.testing.assert_allclose(float(traced(x)), float(eager(x)), rtol=1e-6)
     np.testing.assert_allclose(w_traced.numpy(), w_eager.numpy(), rtol=1e-6)
     # the replay dropped its reads of w before the optimizer ran: no copy-on-write was needed
-    assert id(w_traced._value) == array_id
+    assert id(w_traced._storage) == array_id
 
 
 def test_gradient_through_a_traced_function_uses_the_recorded_replay():
@@ -111,9 +111,9 @@ def test_a_value_nothing_reads_does_not_force_a_copy_on_write():
 
     x = tf.constant(np.ones((2, 3), np.float32))
     step(x)
-    array_id = id(w._value)
+    array_id = id(w._storage)
     step(x)
-    assert id(w._value) == array_id
+    assert id(w._storage) == array_id
     np.testing.assert_allclose(w.numpy(), 1.0 - 2 * 0.1 * 2)
 
 

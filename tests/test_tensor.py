@@ -196,10 +196,10 @@ def test_adopt_takes_fresh_arrays_without_copying_and_falls_back_otherwise():
         before = v * 1.0
     fresh = np.ones((2, 3), np.float32)
     v._adopt(fresh)
-    assert v._value is fresh and before.numpy().tolist() == [[0.0] * 3] * 2
+    assert np.shares_memory(v._value, fresh) and before.numpy().tolist() == [[0.0] * 3] * 2
     wrong_dtype = np.full((2, 3), 2.0)
     v._adopt(wrong_dtype)
-    assert v._value is not wrong_dtype and v.dtype == tf.float32 and float(v[0, 0]) == 2.0
+    assert not np.shares_memory(v._value, wrong_dtype) and v.dtype == tf.float32 and float(v[0, 0]) == 2.0
     with pytest.raises(ValueError, match="shape mismatch"):
         v._adopt(np.ones((3, 2), np.float32))
 

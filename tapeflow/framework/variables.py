@@ -1,4 +1,17 @@
-"""Variable: mutable state that tapes watch automatically when it is read."""
+"""Variable: mutable state that tapes watch automatically when it is read.
+
+A Variable owns its storage, a contiguous array nothing else references, and
+its copy-on-write. A read hands out a *snapshot*: a read-only array over the
+storage, made through a memoryview so that numpy's views of it (slices,
+reshapes, the outputs of ops that return views) keep the snapshot itself
+alive. A weak reference to the snapshot then says exactly whether any read is
+still alive. An in-place write (``_write_inplace``, for the fused kernels of
+the state ops) first moves the variable to a private copy when one is, so
+every tensor read earlier keeps its value (TensorFlow's snapshot semantics);
+otherwise it writes in place.
+"""
+import weakref
+
 import numpy as np
 
 from . import dtypes
@@ -17,6 +30,18 @@ def _handle(value, var_id):
     return t
 
 
+def _snapshot(storage):
+    """A read-only array over ``storage`` whose base is a memoryview, not ``storage``: numpy
+    collapses the base of every view taken from it to the snapshot, not to the storage."""
+    snapshot = np.asarray(memoryview(storage))
+    snapshot.flags.writeable = False
+    return snapshot
+
+
+def _alive(ref):
+    return ref is not None and ref() is not None
+
+
 class Variable:
     """tf.Variable. Assignments replace the stored array, so tensors read
     earlier keep their values (TensorFlow's snapshot semantics)."""
@@ -29,16 +54,48 @@ class Variable:
             initial_value = initial_value()
         if isinstance(initial_value, Variable):
             initial_value = initial_value._value
-        value = np.array(convert_to_tensor(initial_value, dtype=dtype)._value, copy=True)
+        value = np.array(convert_to_tensor(initial_value, dtype=dtype)._value, copy=True, order="C")
         if isinstance(initial_value, Tensor) and dtype is not None:
             value = value.astype(dtypes.as_dtype(dtype)._np)
-        self._value = value
         self._id = next_id()
-        self._read_tensor = _handle(value, self._id)
+        self._own(value)
         self._trainable = True if trainable is None else bool(trainable)
         self._shared_name = "Variable" if name is None else str(name)
         self._constraint = constraint
         self._shape = None if shape is None else TensorShape(shape)
+
+    # -- storage -----------------------------------------------------------
+    def _own(self, array):
+        """Makes ``array`` (contiguous, writable, referenced by nobody else) the storage."""
+        self._storage = array
+        self._snapshot_ref = None    # weak reference to the snapshot reads share
+        self._tensor_ref = None      # weak reference to the Tensor over that snapshot
+
+    @property
+    def _value(self):
+        """The current value as a read-only snapshot (shared by reads until the next write)."""
+        snapshot = self._snapshot_ref() if self._snapshot_ref is not None else None
+        if snapshot is None:
+            snapshot = _snapshot(self._storage)
+            self._snapshot_ref = weakref.ref(snapshot)
+        return snapshot
+
+    @property
+    def _read_tensor(self):
+        tensor = self._tensor_ref() if self._tensor_ref is not None else None
+        if tensor is None:
+            tensor = _handle(self._value, self._id)
+            self._tensor_ref = weakref.ref(tensor)
+        return tensor
+
+    def _write_inplace(self):
+        """The storage, for a kernel about to update it in place. While a snapshot handed out
+        earlier is alive, the variable first moves to a private copy (the snapshot keeps the old
+        values); later reads get a new snapshot."""
+        if _alive(self._snapshot_ref):
+            self._storage = self._storage.copy()
+        self._snapshot_ref = self._tensor_ref = None
+        return self._storage
 
     # -- reads -----------------------------------------------------------
     def _notify_access(self, state):
@@ -72,7 +129,7 @@ class Variable:
         state = recording.current()
         if state is not None:
             self._notify_access(state)
-        value = np.array(self._value, copy=True)
+        value = np.array(self._storage, copy=True)
         return value[()] if value.ndim == 0 else value
 
     # -- writes (not differentiable) --------------------------------------
@@ -85,9 +142,7 @@ class Variable:
         return arr
 
     def _store(self, arr):
-        arr = np.array(arr, dtype=self._value.dtype, copy=True)
-        self._value = arr
-        self._read_tensor = _handle(arr, self._id)
+        self._own(np.array(arr, dtype=self._storage.dtype, copy=True, order="C"))
         state = recording.current()
         if state is not None:
             self._notify_access(state)
@@ -121,35 +176,31 @@ class Variable:
         the array and keep no reference to it (loaders reading a file); anything else falls back
         to ``assign``."""
         arr = array if isinstance(array, np.ndarray) else None
-        if (arr is None or arr.shape != self._value.shape or arr.dtype != self._value.dtype
-                or not arr.flags.c_contiguous or not arr.flags.writeable or recording.tracing_graph() is not None):
+        if (arr is None or arr.shape != self._storage.shape or arr.dtype != self._storage.dtype
+                or not arr.flags.c_contiguous or not arr.flags.writeable or not arr.flags.owndata
+                or recording.tracing_graph() is not None):
             return self.assign(array)
-        self._value = arr
-        self._read_tensor = _handle(arr, self._id)
+        self._own(arr)
         state = recording.current()
         if state is not None:
             self._notify_access(state)
         return _UnreadVariable(self)
 
-    def _write_inplace(self):
-        """The stored array, for fused optimizer kernels that update it in place."""
-        return self._value
-
     # -- properties --------------------------------------------------------
     @property
     def shape(self):
-        return TensorShape(self._value.shape)
+        return TensorShape(self._storage.shape)
 
     def get_shape(self):
         return self.shape
 
     @property
     def dtype(self):
-        return dtypes.from_numpy(self._value.dtype)
+        return dtypes.from_numpy(self._storage.dtype)
 
     @property
     def ndim(self):
-        return self._value.ndim
+        return self._storage.ndim
 
     @property
     def name(self):
@@ -173,7 +224,7 @@ class Variable:
 
     @property
     def initial_value(self):
-        return Tensor(np.array(self._value))
+        return Tensor(np.array(self._storage))
 
     def ref(self):
         return _VariableRef(self)
@@ -182,6 +233,8 @@ class Variable:
 
     # -- Python protocols ----------------------------------------------------
     def __array__(self, dtype=None, copy=None):
+        if copy:
+            return np.array(self._storage, dtype=dtype, copy=True)
         return self._value if dtype is None else self._value.astype(dtype)
 
     def __len__(self):
@@ -191,13 +244,13 @@ class Variable:
         return iter(self._as_tensor())
 
     def __bool__(self):
-        return bool(self._value)
+        return bool(self._storage)
 
     def __float__(self):
-        return float(self._value)
+        return float(self._storage)
 
     def __int__(self):
-        return int(self._value)
+        return int(self._storage)
 
     def __index__(self):
         return self._as_tensor().__index__()
@@ -225,6 +278,7 @@ class _UnreadVariable(Variable):
         self._parent = parent
 
     _value = property(lambda self: self._parent._value)
+    _storage = property(lambda self: self._parent._storage)
     _id = property(lambda self: self._parent._id)
     _read_tensor = property(lambda self: self._parent._read_tensor)
     _trainable = property(lambda self: self._parent._trainable)
@@ -233,6 +287,9 @@ class _UnreadVariable(Variable):
 
     def _store(self, arr):
         return self._parent._store(arr)
+
+    def _write_inplace(self):
+        return self._parent._write_inplace()
 
     def _notify_access(self, state):
         self._parent._notify_access(state)
