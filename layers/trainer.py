@@ -233,10 +233,13 @@ class Trainer:
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
+            # As Keras: the logs get the loss, the gradients come from the scaled loss (loss_scale_factor),
+            # and the optimizer's apply divides them back.
+            scaled_loss = loss if self.optimizer is None else self.optimizer.scale_loss(loss)
         self._loss_tracker.update_state(loss._value, sample_weight=_batch_size(x))
         variables = self.trainable_weights
         if variables:
-            grads = tape.gradient(loss, variables)
+            grads = tape.gradient(scaled_loss, variables)
             self.optimizer.apply_gradients(zip(grads, variables))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 

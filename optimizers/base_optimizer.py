@@ -32,6 +32,7 @@ from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.variables import Variable
 from tapeflow.kernels import optimizers as kernels
+from tapeflow.ops import array_ops
 
 from . import schedules as lr_schedules
 
@@ -674,11 +675,24 @@ class Optimizer:
         if callable(var_list):
             var_list = var_list()
         var_list = list(var_list)
-        grads = tape.gradient(loss, var_list)
+        grads = tape.gradient(loss, var_list, output_gradients=self._scaled_loss_seed(loss))
         return self.apply_gradients(zip(grads, var_list))
 
+    def _scaled_loss_seed(self, loss):
+        """The cotangent that makes ``tape.gradient(loss)`` the gradient of ``scale_loss(loss)``, which
+        ``apply`` divides back: scaling is a multiplication by a constant, so its derivative is the
+        scaled one. Seeding the backward pass (rather than scaling under the tape) also serves a
+        Tensor loss whose tape the caller has left or is still recording on. None without a factor."""
+        if self.loss_scale_factor is None:
+            return None
+        return self.scale_loss(array_ops.ones_like(loss))
+
     def scale_loss(self, loss):
-        """Multiplies ``loss`` by ``loss_scale_factor`` (the gradients are divided back in ``apply``)."""
+        """Multiplies ``loss`` by ``loss_scale_factor`` (the gradients are divided back in ``apply``).
+
+        ``fit`` and ``minimize`` do it themselves; a custom loop computes the gradients of
+        ``optimizer.scale_loss(loss)`` under its tape, as in Keras.
+        """
         return loss if self.loss_scale_factor is None else loss * self.loss_scale_factor
 
     def assign(self, variable, value):

@@ -89,7 +89,7 @@ def test_users_own_malloc_settings_are_left_alone():
     assert allocator.MMAP_THRESHOLD <= 32 << 20  # glibc refuses larger values on 64-bit
 
 
-def test_stacked_relu_gradients_keep_the_kernels_select_semantics():
+def test_stacked_relu_gradients_equal_the_kernel_on_inf_and_nan_cotangents():
     g = np.array([[np.inf, 1.0, np.nan, 2.0]], np.float32)
     y = np.array([0.0, 1.0, -1.0, 7.0], np.float32)
     for op_type in ("ReluGrad", "Relu6Grad"):

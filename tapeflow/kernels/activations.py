@@ -3,6 +3,11 @@
 Each kernel works on flat contiguous 1-D arrays and writes into ``out``; the
 wrappers at the bottom handle shapes and dtypes. Kernels compile on first use
 (``cache=True`` keeps the machine code between processes).
+
+NaN and infinities behave as in TensorFlow's CPU kernels: a NaN input gives a
+NaN output (relu(nan) is nan, not 0), and the relu-family gradients multiply
+the cotangent by a 0/1 mask (``g * (y > 0)``), so an inf or nan cotangent where
+the unit is inactive gives nan and a negative one gives -0.0.
 """
 import math
 
@@ -19,13 +24,13 @@ SELU_SCALE = 1.0507009873554805
 def relu(x, out):
     for i in range(x.size):
         v = x[i]
-        out[i] = v if v > 0 else 0
+        out[i] = 0 if v <= 0 else v  # a nan fails the test and passes through
 
 
 @njit(cache=True)
 def relu_grad(g, y, out):
     for i in range(g.size):
-        out[i] = g[i] if y[i] > 0 else 0
+        out[i] = g[i] * (y[i] > 0)
 
 
 @njit(cache=True)
@@ -39,7 +44,7 @@ def relu6(x, out):
 def relu6_grad(g, x, out):
     for i in range(g.size):
         v = x[i]
-        out[i] = g[i] if (v > 0 and v < 6) else 0
+        out[i] = g[i] * (v > 0 and v < 6)
 
 
 @njit(cache=True)
@@ -65,7 +70,8 @@ def elu(x, out):
 @njit(cache=True)
 def elu_grad(g, y, out):
     for i in range(g.size):
-        out[i] = g[i] if y[i] > 0 else g[i] * (y[i] + 1)
+        # TensorFlow selects on y < 0, so a nan activation passes g through.
+        out[i] = g[i] * (y[i] + 1) if y[i] < 0 else g[i]
 
 
 @njit(cache=True)
@@ -224,32 +230,25 @@ def scale_rows(g, slope, out):
 
 
 @njit(cache=True)
-def select_rows(g, slope, out):
-    """out[r, j] = g[r, j] where slope[j] != 0, else 0 (an inf or nan in g included)."""
-    rows, n = g.shape
-    for r in range(rows):
-        for j in range(n):
-            out[r, j] = g[r, j] if slope[j] != 0 else 0
-
-
-@njit(cache=True)
 def bias_relu_rows(x, bias, out):
     """out[r, c] = max(x[r, c] + bias[c], 0) for a C-contiguous 2-D x."""
     rows, cols = x.shape
     for r in range(rows):
         for c in range(cols):
             v = x[r, c] + bias[c]
-            out[r, c] = v if v > 0 else 0
+            out[r, c] = 0 if v <= 0 else v
 
 
 @njit(cache=True)
 def bias_relu_grad_rows(g, y, dx, dbias):
-    """dx = g where y > 0 else 0; dbias[c] = sum over rows of dx[:, c] (one pass over g and y)."""
+    """dx = g * (y > 0) (relu_grad's mask); dbias[c] = sum over rows of dx[:, c] (one pass over g and y)."""
     rows, cols = g.shape
     for c in range(cols):
         dbias[c] = 0
     for r in range(rows):
         for c in range(cols):
-            v = g[r, c] if y[r, c] > 0 else 0
+            v = g[r, c]
+            if not y[r, c] > 0:
+                v = v * 0  # relu_grad's g * 0 (nan for an inf or nan g); as fast as a select, unlike g * mask here
             dx[r, c] = v
             dbias[c] += v

@@ -39,7 +39,11 @@ def log_softmax_rows(x, out):
 
 @njit(cache=True)
 def softmax_xent_rows(logits, labels, loss, backprop):
-    """loss[r] = -sum(labels * log_softmax(logits)); backprop = softmax(logits) - labels."""
+    """loss[r] = -sum(labels * log_softmax(logits)); backprop = softmax(logits) - labels.
+
+    Every class enters the sum, a zero label too: as in TensorFlow, a zero label
+    against a -inf or nan logit gives a nan loss (0 * inf) rather than hiding it.
+    """
     for r in range(logits.shape[0]):
         m = logits[r, 0]
         for c in range(1, logits.shape[1]):
@@ -55,8 +59,7 @@ def softmax_xent_rows(logits, labels, loss, backprop):
         total = 0.0
         for c in range(logits.shape[1]):
             y = labels[r, c]
-            if y != 0:
-                total -= y * (logits[r, c] - m - log_s)
+            total -= y * (logits[r, c] - m - log_s)
             backprop[r, c] = backprop[r, c] * inv - y
         loss[r] = total
 

@@ -61,13 +61,13 @@ def _zero_grad(x, grad, nb):
 _NUMBA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _fused_grad(kernel, numpy_fallback, selects=False):
+def _fused_grad(kernel, numpy_fallback):
     """``_fused`` for a gradient op ``(g, x) -> g * f'(x)``, elementwise and linear in ``g``.
 
     When ``g`` carries stacked cotangent axes that ``x`` lacks (a jacobian), f'(x)
     is computed once on ``x`` and broadcast: cheaper than copying ``x`` per row.
-    ``selects``: the kernel passes ``g`` through or gives 0 (relu), so an inf or
-    nan in ``g`` where f' is 0 must still give 0, as the kernel does.
+    Every kernel multiplies ``g`` by its slope (relu's too: ``g * (y > 0)``, as
+    TensorFlow), so ``g * slope`` is the kernel's own result, inf and nan included.
     """
     dense = _fused(kernel, numpy_fallback)
 
@@ -77,10 +77,8 @@ def _fused_grad(kernel, numpy_fallback, selects=False):
             if g.dtype in _NUMBA_FLOATS and g.flags.c_contiguous:
                 rows = g.reshape(-1, x.size)
                 out = np.empty_like(rows)
-                (K.select_rows if selects else K.scale_rows)(rows, slope.reshape(-1), out)
+                K.scale_rows(rows, slope.reshape(-1), out)
                 return out.reshape(g.shape)
-            if selects:
-                return np.where(slope != 0, g, np.zeros((), g.dtype))
             return quietly(np.multiply, g, slope)
         return dense(g, x, **params)
     return forward
@@ -88,8 +86,7 @@ def _fused_grad(kernel, numpy_fallback, selects=False):
 
 # ----------------------------------------------------------------- relu ---
 register_op("Relu")(_fused("relu", lambda x: np.maximum(x, 0).astype(x.dtype)))
-register_op("ReluGrad")(_fused_grad("relu_grad", lambda g, y: np.where(y > 0, g, 0).astype(g.dtype),
-                                     selects=True))
+register_op("ReluGrad")(_fused_grad("relu_grad", lambda g, y: (g * (y > 0)).astype(g.dtype)))
 
 
 @RegisterGradient("Relu")
@@ -109,8 +106,7 @@ def relu(features, name=None):
 
 
 register_op("Relu6")(_fused("relu6", lambda x: np.clip(x, 0, 6).astype(x.dtype)))
-register_op("Relu6Grad")(_fused_grad("relu6_grad", lambda g, x: np.where((x > 0) & (x < 6), g, 0).astype(g.dtype),
-                                      selects=True))
+register_op("Relu6Grad")(_fused_grad("relu6_grad", lambda g, x: (g * ((x > 0) & (x < 6))).astype(g.dtype)))
 
 
 @RegisterGradient("Relu6")
@@ -152,7 +148,7 @@ def leaky_relu(features, alpha=0.2, name=None):
 
 # ------------------------------------------------------------- elu / selu ---
 register_op("Elu")(_fused("elu", lambda x: np.where(x > 0, x, np.expm1(x)).astype(x.dtype)))
-register_op("EluGrad")(_fused_grad("elu_grad", lambda g, y: np.where(y > 0, g, g * (y + 1)).astype(g.dtype)))
+register_op("EluGrad")(_fused_grad("elu_grad", lambda g, y: np.where(y < 0, g * (y + 1), g).astype(g.dtype)))
 
 
 @RegisterGradient("Elu")
@@ -307,7 +303,7 @@ def _bias_relu_grad_fwd(g, y):
         dbias = np.empty(g.shape[-1], g.dtype)
         K.bias_relu_grad_rows(_rows(g), _rows(y), dx.reshape(-1, g.shape[-1]), dbias)
         return dx, dbias
-    dx = np.where(y > 0, g, 0).astype(g.dtype)
+    dx = (g * (y > 0)).astype(g.dtype)
     return dx, dx.reshape(-1, g.shape[-1]).sum(0)
 
 
