@@ -7,7 +7,7 @@ removes every such temporary whose process is gone. ``<host>`` keeps a
 save on one machine from judging the PIDs of another machine sharing the
 directory (NFS): temporaries of other hosts are never touched. A temporary
 of a live process, or of this process (another thread may be saving), is
-kept.
+kept; a dead process's PID reused by a new process only delays the sweep.
 """
 import os
 import re

@@ -265,22 +265,31 @@ def test_wrong_kinds_of_targets_fail_clearly(tmp_path):
 
 # ------------------------------------------------------ child processes ---
 PRELUDE = f"""
-import os, sys, time
+import os, sys, threading, time
 sys.path.insert(0, {HERE!r})
 from test_atomic_saves import save
 from tapeflow.saving import atomic, temp_names
 """
 
-BLOCKED_SAVE = PRELUDE + """
-fmt, path, host = sys.argv[1:4]
-if host != "-":
-    temp_names._host_tag = lambda: host
+BLOCKED_SAVES = PRELUDE + """
+directory = sys.argv[1]
+blocked = threading.Semaphore(0)
 
 def block(tmp):   # the temporary is complete: stop here until killed
     print(tmp, flush=True)
+    blocked.release()
     time.sleep(600)
 atomic.fsync_path = atomic.fsync_tree = block
-save(fmt, path, 9)
+for fmt in ("keras", "saved_model"):   # one file save and one directory save, stopped before their renames
+    threading.Thread(target=save, args=(fmt, os.path.join(directory, sys.argv[2 if fmt == "keras" else 3]), 9),
+                     daemon=True).start()
+    blocked.acquire()
+temp_names._host_tag = lambda: "0badc0de"   # and what a save on another machine sharing the directory left
+for name in sys.argv[2:4]:
+    other = temp_names.temp_path(os.path.join(directory, name))
+    open(other, "wb").close()
+    print(other, flush=True)
+time.sleep(600)
 """
 
 
@@ -289,84 +298,92 @@ def _start(script, *args):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _kill(process):
-    process.kill()
-    process.wait(timeout=30)
+def _stop(process):
+    if process.poll() is None:
+        process.kill()
+    process.communicate(timeout=30)
 
 
-@pytest.mark.parametrize("fmt", ["keras", "saved_model"])
-def test_the_next_save_removes_the_temporaries_of_dead_processes_only(tmp_path, fmt):
-    path = tmp_path / NAMES[fmt]
-    save(fmt, path, 1)
-    children = {role: _start(BLOCKED_SAVE, fmt, path, "0badc0de" if role == "other host" else "-")
-                for role in ("dead", "alive", "other host")}
+def test_the_next_save_removes_the_temporaries_of_dead_processes_only(tmp_path):
+    names = [NAMES["keras"], NAMES["saved_model"]]
+    for fmt in ("keras", "saved_model"):
+        save(fmt, tmp_path / NAMES[fmt], 1)
+    children = {role: _start(BLOCKED_SAVES, tmp_path, *names) for role in ("dead", "alive")}
     try:
         temps = {}
-        for role, child in children.items():
-            line = child.stdout.readline().strip()
-            assert line, child.stderr.read()
-            temps[role] = line
-            assert os.path.exists(line)
-        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(temps["dead"]) for f in fs) \
-            if fmt == "saved_model" else os.path.getsize(temps["dead"])
-        assert size > 10_000   # the model is in it
-        _kill(children["dead"])
-        _kill(children["other host"])   # dead too, but of a host whose PIDs this one cannot judge
-        save(fmt, path, 2)
-        assert not os.path.exists(temps["dead"])
-        assert os.path.exists(temps["alive"]) and os.path.exists(temps["other host"])
-        assert loaded_value(fmt, path) == 2
-        _kill(children["alive"])
-        save(fmt, path, 3)
-        assert not os.path.exists(temps["alive"]) and os.path.exists(temps["other host"])
-        assert sorted(os.path.join(tmp_path, e) for e in entries(tmp_path)) == sorted([str(path), temps["other host"]])
+        for role, child in children.items():   # [file, directory, other host's file, other host's directory]
+            temps[role] = [child.stdout.readline().strip() for _ in range(4)]
+            assert all(temps[role]), child.stderr.read()
+        stuck_file, stuck_directory = temps["dead"][:2]
+        assert os.path.getsize(stuck_file) > 10_000   # the model is in it
+        assert sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(stuck_directory) for f in fs) > 10_000
+        _stop(children["dead"])
+        for fmt in ("keras", "saved_model"):
+            save(fmt, tmp_path / NAMES[fmt], 2)
+            assert loaded_value(fmt, tmp_path / NAMES[fmt]) == 2
+        assert not any(os.path.exists(t) for t in temps["dead"][:2])
+        assert all(os.path.exists(t) for t in temps["alive"] + temps["dead"][2:])   # alive; another host's
+        _stop(children["alive"])
+        for fmt in ("keras", "saved_model"):
+            save(fmt, tmp_path / NAMES[fmt], 3)
+        others = temps["dead"][2:] + temps["alive"][2:]
+        assert sorted(os.path.join(tmp_path, e) for e in entries(tmp_path)) \
+            == sorted([str(tmp_path / name) for name in names] + others)
     finally:
         for child in children.values():
-            if child.poll() is None:
-                _kill(child)
-            child.stdout.close()
-            child.stderr.close()
+            _stop(child)
 
+
+CONCURRENT_CASES = [("keras", "exchange"), ("weights", "exchange"), ("saved_model", "exchange"),
+                    ("keras_dir", "exchange"), ("saved_model", "two renames")]
 
 CONCURRENT_SAVER = PRELUDE + """
 import json
-fmt, path, first, count, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-if mode == "two renames":
-    from tapeflow.saving.rename_exchange import ExchangeUnsupported
-    def unsupported(*args):
-        raise ExchangeUnsupported(22, "simulated")
-    atomic.exchange = atomic.rename_noreplace = unsupported
+directory, first, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+from tapeflow.saving.rename_exchange import ExchangeUnsupported
+def unsupported(*args):
+    raise ExchangeUnsupported(22, "simulated")
 def slowed(real):
     def slow(*args):   # widens the windows in which two saves overlap
         time.sleep(0.003)
         return real(*args)
     return slow
 os.replace, os.rename = slowed(os.replace), slowed(os.rename)
-if mode == "exchange":
-    atomic.exchange, atomic.rename_noreplace = slowed(atomic.exchange), slowed(atomic.rename_noreplace)
+swaps = {"exchange": (slowed(atomic.exchange), slowed(atomic.rename_noreplace)),
+         "two renames": (unsupported, unsupported)}
 print("ready", flush=True)
-sys.stdin.readline()
-results = []
-for k in range(first, first + count):
-    start = time.time()
-    try:
-        save(fmt, path, k)
-        results.append([k, None, start, time.time()])
-    except OSError as e:
-        results.append([k, f"{type(e).__name__}: {e}", start, time.time()])
-print(json.dumps(results), flush=True)
+for line in sys.stdin:   # one case at a time, when the test says so
+    fmt, mode, name = line.split()
+    atomic.exchange, atomic.rename_noreplace = swaps[mode.replace("_", " ")]
+    results = []
+    for k in range(first, first + count):
+        start = time.time()
+        try:
+            save(fmt, os.path.join(directory, name), k)
+            results.append([k, None, start, time.time()])
+        except OSError as e:
+            results.append([k, f"{type(e).__name__}: {e}", start, time.time()])
+    print(json.dumps(results), flush=True)
 """
 
 
-@pytest.mark.parametrize("fmt, mode", [("keras", "exchange"), ("weights", "exchange"),
-                                       ("saved_model", "exchange"), ("keras_dir", "exchange"),
-                                       ("saved_model", "two renames")])
-def test_two_processes_saving_one_path_each_win_whole_or_fail_clearly(tmp_path, fmt, mode):
-    path = tmp_path / NAMES[fmt]
+def test_two_processes_saving_one_path_each_win_whole_or_fail_clearly(tmp_path):
+    children = [_start(CONCURRENT_SAVER, tmp_path, first, 10) for first in (100, 200)]
+    try:
+        for child in children:
+            assert child.stdout.readline().strip() == "ready", child.stderr.read()
+        for fmt, mode in CONCURRENT_CASES:
+            name = NAMES[fmt] if mode == "exchange" else "renamed-" + NAMES[fmt]
+            _two_processes_save_one_path(tmp_path / name, fmt, mode, children)
+        assert entries(tmp_path) == sorted(NAMES[fmt] if mode == "exchange" else "renamed-" + NAMES[fmt]
+                                           for fmt, mode in CONCURRENT_CASES)   # no temporary, no old one
+    finally:
+        for child in children:
+            _stop(child)
+
+
+def _two_processes_save_one_path(path, fmt, mode, children):
     save(fmt, path, 0)
-    children = [_start(CONCURRENT_SAVER, fmt, path, first, 12, mode) for first in (100, 200)]
-    for child in children:
-        assert child.stdout.readline().strip() == "ready", child.stderr.read()
     loads, problems, done = [], [], threading.Event()
 
     def observe():
@@ -386,16 +403,16 @@ def test_two_processes_saving_one_path_each_win_whole_or_fail_clearly(tmp_path, 
                 problems.append(f"{type(e).__name__}: {e}")
     reader = threading.Thread(target=read_while_they_save) if mode == "exchange" else None
     for child in children:
-        child.stdin.write("go\n")
+        child.stdin.write(f"{fmt} {mode.replace(' ', '_')} {path.name}\n")
         child.stdin.flush()
     if reader is not None:
         reader.start()
     results = []
     try:
         for child in children:
-            out, err = child.communicate(timeout=120)
-            assert child.returncode == 0, err
-            results.append(json.loads(out.strip().splitlines()[-1]))
+            line = child.stdout.readline()
+            assert line, child.stderr.read()
+            results.append(json.loads(line))
     finally:
         done.set()
         if reader is not None:
@@ -408,14 +425,13 @@ def test_two_processes_saving_one_path_each_win_whole_or_fail_clearly(tmp_path, 
             if error is None:
                 succeeded.add(k)
             else:
-                assert error.startswith("OSError: [Errno 16] Cannot save to"), error
+                assert error.startswith("OSError: [Errno 16] Cannot save to"), (fmt, mode, error)
     assert succeeded, results
     last_of_each = {max(k for k, error, _, _ in outcome if error is None) for outcome in results
                     if any(error is None for _, error, _, _ in outcome)}
-    assert loaded_value(fmt, path) in last_of_each
-    assert problems == []
-    assert set(loads) <= succeeded | {0}
-    assert entries(tmp_path) == [NAMES[fmt]]   # no temporary, no renamed-away directory left
+    assert loaded_value(fmt, path) in last_of_each, (fmt, mode)
+    assert problems == [], (fmt, mode)
+    assert set(loads) <= succeeded | {0}, (fmt, mode)
 
 
 # ----------------------------------------------------------- SIGKILLs ---
