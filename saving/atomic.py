@@ -76,6 +76,7 @@ def _mode(target):
 
 def _target(path, kind):
     """The resolved path to replace (through any symlinks), after checking its directory exists."""
+    path = os.fspath(path)
     target = os.path.realpath(path)
     parent = os.path.dirname(target)
     if not os.path.isdir(parent):
@@ -122,7 +123,7 @@ def atomic_directory(path):
         if mode is not None:
             os.chmod(tmp, mode)
         fsync_tree(tmp)
-        replaced = _install_directory(tmp, target, path)
+        replaced = _install_directory(tmp, target, os.fspath(path))
         fsync_path(os.path.dirname(target))
     finally:
         for leftover in (tmp, replaced):   # after an exchange, tmp holds the replaced directory
