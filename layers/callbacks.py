@@ -739,7 +739,8 @@ class ModelCheckpoint(_MonitorMixin, Callback):
             return
         directory = os.path.dirname(filepath)
         if directory:
-            os.makedirs(directory, exist_ok=True)
+            from tapeflow.saving.atomic import make_directories   # created durably, like the file saved in it
+            make_directories(directory)
         if self.save_weights_only:
             self.model.save_weights(filepath, overwrite=True)
         else:

@@ -108,9 +108,10 @@ def write_archive(path, small_members, h5_name, write_h5):
 
 def _rewrite_with_zipfile(path, small_members, h5_name):
     """The general path (zip64): copy the HDF5 file into a zip written by ``zipfile``."""
-    h5_path = path + ".h5"
+    h5_path = path + ".h5"   # a name the next save's sweep recognises (temp_names), should this one be killed
     os.replace(path, h5_path)
     try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, os.stat(h5_path).st_mode & 0o777))
         with open(h5_path, "rb") as src, zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
             for member, data in small_members:
                 zf.writestr(zipfile.ZipInfo(member), data)
