@@ -31,7 +31,8 @@ from .backprop import GradientTape, UnconnectedGradients  # noqa: F401
 from .custom_gradient import custom_gradient  # noqa: F401
 from .module import Module, name_scope  # noqa: F401
 from .function import function  # noqa: F401
-from . import autodiff, errors, linalg, math, nest, nn, random  # noqa: F401
+from . import autodiff, config, debugging, errors, linalg, math, nest, nn, random  # noqa: F401
+from .config.devices import device  # noqa: F401
 
 __version__ = "0.1.0"
 _keep_freed_memory()

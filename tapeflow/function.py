@@ -328,7 +328,8 @@ class ConcreteFunction:
     def call_flat(self, inputs, captures=()):
         """Replays the nodes on ``inputs`` (while tracing another function, this inlines them)."""
         state = recording.current()
-        if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers):
+        if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers
+                                 or recording.numerics_checked()):
             return self._array_replay(inputs, self.graph.constants, captures, self.graph.variables,
                                       getattr(self.graph, "python_calls", ()))
         values = [None] * self._n_slots

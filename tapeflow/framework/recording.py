@@ -16,6 +16,9 @@ import contextlib
 import threading
 from types import MappingProxyType
 
+import numpy as np
+
+from .errors import InvalidArgumentError
 from .tensor import Tensor
 
 _NO_ATTRS = MappingProxyType({})
@@ -40,6 +43,30 @@ _installed_lock = threading.Lock()
 def _count(delta):
     with _installed_lock:
         _installed[0] += delta
+
+
+_numerics_checked = [False]   # tf.debugging.enable_check_numerics: process-wide, as in TensorFlow
+
+
+def set_numerics_checked(enabled):
+    """Checks every op's floating-point outputs for NaN and Inf from now on (or stops)."""
+    enabled = bool(enabled)
+    if enabled != _numerics_checked[0]:
+        _numerics_checked[0] = enabled
+        _count(1 if enabled else -1)
+
+
+def numerics_checked():
+    return _numerics_checked[0]
+
+
+def _check_numerics(op_type, arrays):
+    for i, a in enumerate(arrays):
+        if a.dtype.kind in "fc" and not np.isfinite(a).all():
+            what = "NaN" if np.isnan(a).any() else "Inf"
+            raise InvalidArgumentError(f"\n!!! Detected Infinity or NaN in output {i} of eagerly-executing op "
+                                       f'"{op_type}" (# of outputs: {len(arrays)}) !!!\n  dtype: {a.dtype}\n'
+                                       f"  shape: {a.shape}\n  The output has {what} values.")
 
 
 def current():
@@ -218,6 +245,8 @@ def execute(op_type, inputs, attrs=None):
     if num_outputs == 1:
         out = Tensor(result)
         if state is not None:
+            if _numerics_checked[0]:
+                _check_numerics(op_type, (result,))
             tapes = state.tapes
             if len(tapes) == 1 and not state.accumulators:  # the common case, inlined
                 tape = tapes[0]
@@ -232,8 +261,11 @@ def execute(op_type, inputs, attrs=None):
                 record(op_type, inputs, (out,), attrs)
         return out
     outputs = tuple(Tensor(r) for r in result)
-    if state is not None and (state.tapes or state.accumulators):
-        record(op_type, inputs, outputs, attrs)
+    if state is not None:
+        if _numerics_checked[0]:
+            _check_numerics(op_type, [o._value for o in outputs])
+        if state.tapes or state.accumulators:
+            record(op_type, inputs, outputs, attrs)
     return outputs
 
 
@@ -246,7 +278,8 @@ def with_inlined_execute(op_type, general):
     def op(x, y, name=None):
         if type(x) is Tensor and type(y) is Tensor:
             state = _thread if _installed[0] else None
-            if state is None or (state.graph is None and not state.accumulators and len(state.tapes) < 2):
+            if state is None or (state.graph is None and not state.accumulators and len(state.tapes) < 2
+                                 and not _numerics_checked[0]):
                 xv = x._value
                 yv = y._value
                 if xv.dtype is yv.dtype and xv.shape == yv.shape and xv.dtype.kind != "O":
