@@ -186,6 +186,12 @@ class _UserObject(Module):
         super().__init__(name=name if name and name.isidentifier() else None)
         self.signatures = {}
 
+    def __call__(self, *args, **kwargs):
+        function = vars(self).get("__call__")   # a saved tf.function __call__ is restored per instance
+        if function is None:
+            raise TypeError(f"the loaded object {self.name!r} has no saved __call__ function")
+        return function(*args, **kwargs)
+
 
 class RestoredFunction:
     """A loaded tf.function: dispatches to the saved trace whose signature matches the arguments."""
@@ -310,7 +316,8 @@ class _Loader:
         gradients = []
         for name, info in (self.document.get("custom_gradients") or {}).items():
             bound = self.gradient_names[name]
-            function = ConcreteFunction(self.graph(info["graph"]), name=bound)
+            # Named with a plain str: the registry entry must not keep its own bound name alive.
+            function = ConcreteFunction(self.graph(info["graph"]), name=str(bound))
             gradients.append((bound, custom_gradient_function(function, info["n_outputs"], info["n_differentiable"],
                                                               info["n_captures"])))
         loaded = []
