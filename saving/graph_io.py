@@ -3,6 +3,9 @@
 Loading builds nothing but registered ops, with attributes that are JSON values
 (lists come back as tuples), so reading a graph can never run code from the file.
 """
+import numpy as np
+
+from tapeflow.framework import dtypes
 from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.function import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
 
@@ -68,6 +71,8 @@ def graph_to_data(graph, variable_ids, gradient_names):
         "nodes": nodes,
         "outputs": encode_structure(graph.outputs),
         "n_constants": len(graph.constants),
+        "constant_specs": [{"shape": list(np.shape(c)), "dtype": dtypes.as_dtype(np.asarray(c).dtype).name}
+                           for c in graph.constants],
     }
     return data, list(graph.constants)
 

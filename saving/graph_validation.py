@@ -6,8 +6,6 @@ op's attributes (saving/op_attributes.py), dtypes, shapes and nesting depth. A b
 field raises FileContentError naming the file, where in the document it is (the
 function and node), and what is wrong with it; nothing is registered or created.
 """
-import math
-
 from tapeflow.framework import dtypes
 from tapeflow.framework.recording import _FORWARDS
 from tapeflow.function import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ
@@ -89,7 +87,7 @@ def _dims(value, where, unknown_allowed):
     for i, d in enumerate(value):
         if d is None and unknown_allowed:
             continue
-        _int(d, f"{where}[{i}]", 0, attributes.MAX_ELEMENTS)
+        _int(d, f"{where}[{i}]", 0, attributes.MAX_DIMENSION)
     return value
 
 
@@ -228,6 +226,14 @@ class _DocumentChecker:
         n_captures = _int(_field(graph, "n_captures", where), f"{where}.n_captures")
         n_constants = _int(_field(graph, "n_constants", where), f"{where}.n_constants")
         _safe_key(_field(graph, "constants_key", where), f"{where}.constants_key")
+        specs = graph.get("constant_specs")     # absent from files written before it was added
+        if specs is not None:
+            if len(_list(specs, f"{where}.constant_specs")) != n_constants:
+                _fail(f"{where}.constant_specs", f"has {len(specs)} entries for {n_constants} constants")
+            for j, spec in enumerate(specs):
+                at = f"{where}.constant_specs[{j}]"
+                _check(attributes.dtype_name, _field(_mapping(spec, at), "dtype", at), f"{at}.dtype")
+                _dims(_field(spec, "shape", at), f"{at}.shape", unknown_allowed=False)
         if gradient is None and n_captures:
             _fail(f"{where}.n_captures", f"is {n_captures}, but only a custom gradient's graph captures tensors")
         if gradient is not None:
@@ -330,8 +336,8 @@ class _DocumentChecker:
         else:
             self.unpacked_outputs += num_outputs
             if self.unpacked_outputs > MAX_UNPACKED_OUTPUTS:
-                _fail(f"{where}.num_outputs", f"the file's {op}-like nodes have more than {MAX_UNPACKED_OUTPUTS} "
-                      "outputs in all")
+                _fail(f"{where}.num_outputs", f"the file's variadic-output nodes have more than "
+                      f"{MAX_UNPACKED_OUTPUTS} outputs in all")
             expected = num_outputs
         if num_outputs != expected:
             _fail(f"{where}.num_outputs", f"is {num_outputs}, but {op} makes {expected} outputs here")
@@ -371,11 +377,17 @@ def validate_document(document, source):
         raise FileContentError(f"Malformed SavedModel {source}: {invalid.where}: {invalid.problem}") from None
 
 
+def _declared(spec):
+    return tuple(spec["shape"]), attributes.numpy_dtype(spec["dtype"])
+
+
 def variable_specs(document):
     """{object index: (shape, numpy dtype)} of a validated document's variables."""
-    return {i: (tuple(entry["shape"]), attributes.numpy_dtype(entry["dtype"]))
-            for i, entry in enumerate(document["objects"]) if entry["kind"] == "variable"}
+    return {i: _declared(entry) for i, entry in enumerate(document["objects"]) if entry["kind"] == "variable"}
 
 
-def element_count(shape):
-    return math.prod(shape)
+def constant_specs(graph):
+    """[(shape, numpy dtype) or (None, None) when the file does not say] of a validated graph's constants."""
+    specs = graph.get("constant_specs")
+    return [(None, None)] * graph["n_constants"] if specs is None else [_declared(s) for s in specs]
+

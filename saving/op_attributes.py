@@ -14,7 +14,8 @@ import numpy as np
 from tapeflow.framework import dtypes
 
 MAX_RANK = 64
-MAX_ELEMENTS = 2 ** 31       # the largest tensor an attribute (a shape, a depth, a count) may ask for
+MAX_DIMENSION = 2 ** 40      # one dimension of a declared shape (variables and inputs, whose data is in the file)
+MAX_ELEMENTS = 2 ** 28       # the largest tensor an attribute (a shape, a depth, a count) may ask an op to make
 MAX_STRING = 4096
 INT64 = (-2 ** 63, 2 ** 63)
 

@@ -27,7 +27,7 @@ from tapeflow.module import Module
 from .atomic import atomic_directory
 from .errors import FileContentError
 from .graph_io import LoadedGraph, graph_to_data
-from .graph_validation import validate_document, variable_specs
+from .graph_validation import constant_specs, validate_document, variable_specs
 from .saved_model_arrays import read_arrays
 
 FORMAT = "tapeflow-saved-model"
@@ -267,8 +267,8 @@ def _expected_arrays(document):
     """variables.h5 members to read: {member: (declared shape or None, numpy dtype or None)}."""
     expected = {f"variables/{i}": spec for i, spec in variable_specs(document).items()}
     for graph in _graphs(document):
-        for j in range(graph["n_constants"]):
-            expected[f"constants/{graph['constants_key']}/{j}"] = (None, None)
+        for j, spec in enumerate(constant_specs(graph)):
+            expected[f"constants/{graph['constants_key']}/{j}"] = spec
     return expected
 
 

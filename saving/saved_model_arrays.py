@@ -19,6 +19,11 @@ from .op_attributes import MAX_RANK
 _TAPEFLOW_DTYPES = {np.dtype(d._np) for d in dtypes._ALL}
 
 
+# What h5py raises for a damaged file: OSError and RuntimeError from the HDF5 library, KeyError,
+# ValueError and TypeError from its Python layer.
+_H5_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError)
+
+
 def read_arrays(path, expected):
     """{member: array} for ``expected``: {member: (shape or None, numpy dtype or None)}."""
     import h5py
@@ -26,20 +31,25 @@ def read_arrays(path, expected):
         raise OSError(f"SavedModel variables file {path} does not exist or is not a file")
     try:
         f = h5py.File(path, "r")
-    except OSError as err:
+    except _H5_ERRORS as err:
         raise FileContentError(f"SavedModel {path} is not a readable HDF5 file ({err})") from None
     with f:
         file_size = os.path.getsize(path)
-        datasets = {member: _dataset(f, path, member, shape, dtype, file_size)
+        datasets = {member: _checked(_dataset, f, path, member, shape, dtype, file_size)
                     for member, (shape, dtype) in expected.items()}
-        arrays = {}
-        for member, dataset in datasets.items():
-            try:
-                arrays[member] = np.asarray(dataset[()])
-            except (OSError, ValueError, TypeError) as err:
-                raise FileContentError(f"SavedModel {path}: member {member!r}: its data cannot be read ({err})") \
-                    from None
-        return arrays
+        return {member: _checked(lambda d, *_: np.asarray(d[()]), dataset, path, member)
+                for member, dataset in datasets.items()}
+
+
+def _checked(step, node, path, member, *args):
+    """Runs one step on ``member``; any error h5py raises becomes a FileContentError naming it."""
+    try:
+        return step(node, path, member, *args)
+    except FileContentError:
+        raise
+    except _H5_ERRORS as err:
+        raise FileContentError(f"SavedModel {path}: member {member!r}: it cannot be read "
+                               f"({type(err).__name__}: {err})") from None
 
 
 def _dataset(f, path, member, shape, dtype, file_size):
@@ -53,34 +63,23 @@ def _dataset(f, path, member, shape, dtype, file_size):
     for part in member.split("/"):
         if not isinstance(node, h5py.Group):
             fail("a parent of it is not a group")
-        try:
-            link = node.get(part, getlink=True)
-        except (KeyError, OSError, ValueError) as err:
-            fail(f"cannot be looked up ({err})")
+        link = node.get(part, getlink=True)
         if link is None:
             fail("is missing")
         if not isinstance(link, h5py.HardLink):
             fail(f"is reached through a {type(link).__name__}, which could point outside the file")
-        try:
-            node = node[part]
-        except (KeyError, OSError, ValueError, TypeError) as err:
-            fail(f"cannot be opened ({err})")
+        node = node[part]
     if not isinstance(node, h5py.Dataset):
         fail(f"expected a dataset, found a {type(node).__name__}")
-    try:
-        plist = node.id.get_create_plist()
-        layout = plist.get_layout()
-        external = plist.get_external_count()
-        filters = plist.get_nfilters()
-        stored_shape, stored_dtype = node.shape, node.dtype
-    except (OSError, ValueError, TypeError) as err:
-        fail(f"its layout cannot be read ({err})")
+    plist = node.id.get_create_plist()
+    layout = plist.get_layout()
     if layout == h5d.VIRTUAL:
         fail("is a virtual dataset, whose data lives in other files")
-    if external:
+    if plist.get_external_count():
         fail("keeps its data in external files")
-    if layout not in (h5d.CONTIGUOUS, h5d.COMPACT) or filters:
+    if layout not in (h5d.CONTIGUOUS, h5d.COMPACT) or plist.get_nfilters():
         fail("is chunked or filtered, which tapeflow never writes")
+    stored_shape, stored_dtype = node.shape, node.dtype
     if stored_shape is None or len(stored_shape) > MAX_RANK:
         fail(f"has no shape or more than {MAX_RANK} dimensions")
     if stored_dtype not in _TAPEFLOW_DTYPES:
@@ -90,11 +89,8 @@ def _dataset(f, path, member, shape, dtype, file_size):
     if shape is not None and tuple(stored_shape) != tuple(shape):
         fail(f"has shape {tuple(stored_shape)}, but the graph declares {tuple(shape)}")
     nbytes = int(np.prod(stored_shape, dtype=object)) * stored_dtype.itemsize
-    try:
-        stored = node.id.get_storage_size()
-        offset = node.id.get_offset() if layout == h5d.CONTIGUOUS else 0
-    except (OSError, ValueError) as err:
-        fail(f"its storage cannot be read ({err})")
+    stored = node.id.get_storage_size()
+    offset = node.id.get_offset() if layout == h5d.CONTIGUOUS else 0
     if nbytes and (stored != nbytes or offset is None or offset + nbytes > file_size):
         fail(f"declares {nbytes} bytes of data, but the file holds {stored} bytes of it")
     return node
