@@ -42,6 +42,16 @@ def _describe(value):
     return attributes._describe(value)
 
 
+def _index(value):
+    return value if isinstance(value, int) else _describe(value)
+
+
+def _key(name):
+    """A name from the file as it appears in an error's location: quoted, and cut short."""
+    text = repr(name)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _mapping(value, where):
     if not isinstance(value, dict):
         _fail(where, f"expected an object, got {_describe(value)}")
@@ -120,7 +130,7 @@ def _safe_key(key, where):
     """``constants_key`` names an HDF5 group: relative, with no empty, '.' or '..' parts."""
     _text(key, where)
     if not key or any(part in ("", ".", "..") for part in key.split("/")):
-        _fail(where, f"{key!r} is not a valid member name of variables.h5")
+        _fail(where, f"{_key(key)} is not a valid member name of variables.h5")
 
 
 class _DocumentChecker:
@@ -145,16 +155,16 @@ class _DocumentChecker:
             _fail("objects[0].kind", "the root object must be a module")
         gradients = _mapping(doc.get("custom_gradients") or {}, "custom_gradients")
         for name, info in gradients.items():
-            where = f"custom_gradients[{name!r}]"
+            where = f"custom_gradients[{_key(name)}]"
             _text(name, where)
             info = _mapping(info, where)
             self.gradients[name] = tuple(_int(_field(info, key, where), f"{where}.{key}")
                                          for key in ("n_outputs", "n_differentiable", "n_captures"))
         for name, info in gradients.items():
-            self.graph(_field(info, "graph", f"custom_gradients[{name!r}]"),
-                       f"custom_gradients[{name!r}].graph", gradient=self.gradients[name])
+            where = f"custom_gradients[{_key(name)}]"
+            self.graph(_field(info, "graph", where), f"{where}.graph", gradient=self.gradients[name])
         for name, info in _mapping(doc.get("signatures") or {}, "signatures").items():
-            where = f"signatures[{name!r}]"
+            where = f"signatures[{_key(name)}]"
             _text(name, where)
             info = _mapping(info, where)
             _bool(_field(info, "polymorphic", where), f"{where}.polymorphic")
@@ -176,10 +186,10 @@ class _DocumentChecker:
             _text(name, f"{where}.name")
         for attr, child in _mapping(_field(entry, "children", where), f"{where}.children").items():
             _attribute_name(attr, f"{where}.children")
-            self.child(child, f"{where}.children[{attr!r}]", 0)
+            self.child(child, f"{where}.children[{_key(attr)}]", 0)
         for attr, function in _mapping(_field(entry, "functions", where), f"{where}.functions").items():
             _attribute_name(attr, f"{where}.functions")
-            self.function(function, f"{where}.functions[{attr!r}]")
+            self.function(function, f"{where}.functions[{_key(attr)}]")
 
     def child(self, value, where, depth):
         if depth > MAX_DEPTH:
@@ -195,7 +205,7 @@ class _DocumentChecker:
             _mapping(content, f"{where}.dict").items()
         for key, item in (enumerate(items) if kind == "list" else items):
             if item is not None:
-                self.child(item, f"{where}.{kind}[{key!r}]", depth + 1)
+                self.child(item, f"{where}.{kind}[{_key(key)}]", depth + 1)
 
     def function(self, value, where):
         function = _mapping(value, where)
@@ -263,13 +273,13 @@ class _DocumentChecker:
             if len(value) != 2:
                 _fail(where, f"expected [{kind!r}, index], got {_describe(value)}")
             if sources[kind] == 0:
-                _fail(where, f"refers to {kind!r} {value[1]!r}, but the graph has none")
+                _fail(where, f"refers to {kind!r} {_index(value[1])}, but the graph has none")
             _int(value[1], f"{where}[1]", 0, sources[kind] - 1)
             return
         if len(value) != 3:
             _fail(where, f"expected [\"node\", node, output], got {_describe(value)}")
         if not outputs_of:
-            _fail(where, f"refers to node {value[1]!r}, but no node precedes it")
+            _fail(where, f"refers to node {_index(value[1])}, but no node precedes it")
         k = _int(value[1], f"{where}[1]", 0, len(outputs_of) - 1)
         if outputs_of[k] == 0:
             _fail(where, f"refers to an output of node {k}, which has none")
@@ -280,7 +290,7 @@ class _DocumentChecker:
         op = _field(node, "op", where)
         if not isinstance(op, str):
             _fail(f"{where}.op", f"expected an op type name, got {_describe(op)}")
-        where = f"{where} ({op})"
+        where = f"{where} ({op if len(op) <= 60 else op[:57] + '...'})"
         inputs = _list(_field(node, "inputs", where), f"{where}.inputs", MAX_COUNT)
         for i, ref in enumerate(inputs):
             self.ref(ref, f"{where}.inputs[{i}]", sources, outputs_of)
@@ -292,7 +302,7 @@ class _DocumentChecker:
         elif op == PYTHON_CALL:
             _fail(where, "the node runs Python code when called, which a SavedModel cannot hold")
         elif op not in _FORWARDS:
-            _fail(f"{where}.op", f"unknown op type {op!r}")
+            _fail(f"{where}.op", f"unknown op type {_key(op)}")
         else:
             self.op_node(op, inputs, attrs, num_outputs, where)
         return num_outputs
@@ -318,7 +328,7 @@ class _DocumentChecker:
         for name, value in attrs.items():
             checker = schema.attrs.get(name)
             if checker is None:
-                _fail(f"{where}.attrs", f"{op} has no attribute {name!r}")
+                _fail(f"{where}.attrs", f"{op} has no attribute {_key(name)}")
             _check(checker, value, f"{where}.attrs.{name}")
         missing = sorted(set(schema.attrs) - set(attrs) - schema.optional)
         if missing:
@@ -345,7 +355,7 @@ class _DocumentChecker:
         if gradient in self.gradients:
             n_outputs, n_differentiable, n_captures = self.gradients[gradient]
             if len(inputs) != n_outputs + n_differentiable + n_captures:
-                _fail(f"{where}.inputs", f"has {len(inputs)} entries, but its custom gradient {gradient!r} needs "
+                _fail(f"{where}.inputs", f"has {len(inputs)} entries, but its custom gradient {_key(gradient)} needs "
                       f"{n_outputs} + {n_differentiable} + {n_captures}")
 
     def structure(self, value, where, sources, outputs_of, depth):
@@ -362,7 +372,7 @@ class _DocumentChecker:
                 _fail(f"{where}.python", f"expected null, a boolean, a number or a string, got {_describe(content)}")
         elif kind == "dict":
             for key, item in _mapping(content, f"{where}.dict").items():
-                self.structure(item, f"{where}.dict[{key!r}]", sources, outputs_of, depth + 1)
+                self.structure(item, f"{where}.dict[{_key(key)}]", sources, outputs_of, depth + 1)
         else:
             for i, item in enumerate(_list(content, f"{where}.{kind}")):
                 self.structure(item, f"{where}.{kind}[{i}]", sources, outputs_of, depth + 1)

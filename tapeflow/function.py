@@ -19,7 +19,6 @@ shape-polymorphic and serves every shape; otherwise graphs are specialised to
 the concrete shapes they are called with.
 """
 import functools
-import itertools
 import uuid
 import weakref
 
@@ -591,9 +590,6 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
 
 
 # ------------------------------------------------------ custom gradients ---
-_custom_gradient_ids = itertools.count(1)
-
-
 def traced_custom_gradient_call(f, args, kwargs):
     """custom_gradient while tracing: outputs pass through an IdentityN node whose
     ``_gradient_op_type`` names a gradient registered for this call. The gradient
