@@ -133,11 +133,42 @@ def _safe_key(key, where):
         _fail(where, f"{_key(key)} is not a valid member name of variables.h5")
 
 
+def _optional_mapping(document, key):
+    value = document.get(key)
+    return {} if value is None else _mapping(value, key)
+
+
+def _check_acyclic(uses):
+    """Tracing makes a custom gradient's graph name only gradients traced after it; a cycle would
+    keep its bound gradients registered forever (each entry holding the next one's name)."""
+    done = set()
+    for root in uses:
+        path, on_path, stack = [], set(), [(root, iter(sorted(uses[root])))]
+        path.append(root)
+        on_path.add(root)
+        while stack:
+            name, pending = stack[-1]
+            following = next(pending, None)
+            if following is None:
+                stack.pop()
+                on_path.discard(path.pop())
+                done.add(name)
+            elif following in on_path:
+                cycle = path[path.index(following):] + [following]
+                _fail(f"custom_gradients[{_key(following)}]", "the custom gradients name each other in a cycle: "
+                      + " -> ".join(_key(n) for n in cycle))
+            elif following not in done:
+                stack.append((following, iter(sorted(uses[following]))))
+                path.append(following)
+                on_path.add(following)
+
+
 class _DocumentChecker:
     def __init__(self, document):
         self.document = _mapping(document, "the document")
         self.kinds = []
         self.gradients = {}
+        self.used = set()     # the saved gradients that the graph being checked names
         self.unpacked_outputs = 0
 
     def check(self):
@@ -153,17 +184,21 @@ class _DocumentChecker:
             self.kinds.append(kind)
         if self.kinds[0] != "module":
             _fail("objects[0].kind", "the root object must be a module")
-        gradients = _mapping(doc.get("custom_gradients") or {}, "custom_gradients")
+        gradients = _optional_mapping(doc, "custom_gradients")
         for name, info in gradients.items():
             where = f"custom_gradients[{_key(name)}]"
             _text(name, where)
             info = _mapping(info, where)
             self.gradients[name] = tuple(_int(_field(info, key, where), f"{where}.{key}")
                                          for key in ("n_outputs", "n_differentiable", "n_captures"))
+        uses = {}
         for name, info in gradients.items():
             where = f"custom_gradients[{_key(name)}]"
+            self.used = uses[name] = set()
             self.graph(_field(info, "graph", where), f"{where}.graph", gradient=self.gradients[name])
-        for name, info in _mapping(doc.get("signatures") or {}, "signatures").items():
+        _check_acyclic(uses)
+        self.used = set()
+        for name, info in _optional_mapping(doc, "signatures").items():
             where = f"signatures[{_key(name)}]"
             _text(name, where)
             info = _mapping(info, where)
@@ -353,6 +388,7 @@ class _DocumentChecker:
             _fail(f"{where}.num_outputs", f"is {num_outputs}, but {op} makes {expected} outputs here")
         gradient = attrs.get("_gradient_op_type")
         if gradient in self.gradients:
+            self.used.add(gradient)
             n_outputs, n_differentiable, n_captures = self.gradients[gradient]
             if len(inputs) != n_outputs + n_differentiable + n_captures:
                 _fail(f"{where}.inputs", f"has {len(inputs)} entries, but its custom gradient {_key(gradient)} needs "

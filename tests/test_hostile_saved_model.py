@@ -220,6 +220,11 @@ JSON_CASES = [
      r"graph\.constants_key: '\.\./variables' is not a valid member name"),
     ("gradient inputs that do not match", _set(_gradient, "n_outputs", 3),
      r"custom_gradients\['CustomGradient-\w+'\]\.graph\.inputs: has 1 entries, but the gradient has 3"),
+    ("a custom gradient naming itself", lambda d: [g["graph"]["nodes"].append(
+        {"op": "IdentityN", "inputs": [["in", 0], ["in", 0]], "attrs": {"_gradient_op_type": name}, "num_outputs": 2})
+        for name, g in d["custom_gradients"].items()],
+     r"custom_gradients\['CustomGradient-\w+'\]: the custom gradients name each other in a cycle: "
+     r"'(CustomGradient-\w+)' -> '\1'"),
     ("gradient outputs that are not a list", lambda d: _gradient(d)["graph"].__setitem__("outputs", {"python": None}),
      r"custom_gradients\['CustomGradient-\w+'\]\.graph\.outputs: a custom gradient returns a list of 1"),
     ("output structure 200 deep", _set(_predict, "outputs", _deep(200, {"python": 1})),

@@ -122,9 +122,13 @@ def test_loading_does_not_block_a_later_register_gradient_of_the_traced_name(gui
 
 CUBE = textwrap.dedent("""
     @tf.custom_gradient
+    def square(x):
+        return x * x, lambda dy: dy * 2.0 * x
+
+    @tf.custom_gradient
     def cube(x):
         def backward(dy):
-            return dy * 3.0 * x * x      # captures x from the forward graph
+            return dy * 3.0 * square(x)   # captures x; its graph names square's own saved gradient
         return x * x * x, backward
 
     class Cube(tf.Module):
@@ -172,6 +176,13 @@ def _first_derivative(model, value):
     return float(tape.gradient(y, x))
 
 
+def test_the_cube_model_saves_a_gradient_that_names_another(cube_model):
+    gradients = json.loads((cube_model / "saved_model.json").read_text())["custom_gradients"]
+    named = [n["attrs"]["_gradient_op_type"] for g in gradients.values() for n in g["graph"]["nodes"]
+             if "_gradient_op_type" in n["attrs"]]
+    assert len(gradients) == 2 and len(named) == 1 and named[0] in gradients
+
+
 def test_second_order_through_a_loaded_gradient_in_a_fresh_process(cube_model):
     for line in _run(SECOND_ORDER, cube_model).splitlines():
         value, y, dy, d2y = map(float, line.split())
@@ -198,7 +209,7 @@ def test_a_loaded_gradient_lives_as_long_as_its_functions_or_their_tapes(cube_mo
     before = set(registry._GRADIENTS)
     model = tf.saved_model.load(str(cube_model))
     added = set(registry._GRADIENTS) - before
-    assert len(added) == 1
+    assert len(added) == 2
     x = tf.Variable(0.5, dtype=tf.float64)
     with tf.GradientTape() as tape:
         y = model(x)
