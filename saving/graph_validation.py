@@ -349,7 +349,7 @@ class _DocumentChecker:
         index = _int(attrs["variable"], f"{where}.attrs.variable", 0, len(self.kinds) - 1)
         if self.kinds[index] != "variable":
             _fail(f"{where}.attrs.variable", f"object {index} is a {self.kinds[index]}, not a variable")
-        if op == VARIABLE_ASSIGN and attrs["mode"] not in ASSIGN_METHODS:
+        if op == VARIABLE_ASSIGN and (not isinstance(attrs["mode"], str) or attrs["mode"] not in ASSIGN_METHODS):
             _fail(f"{where}.attrs.mode", f"expected one of {sorted(ASSIGN_METHODS)}, got {_describe(attrs['mode'])}")
         n_in, n_out = (0, 1) if op == VARIABLE_READ else (1, 0)
         if len(inputs) != n_in:

@@ -69,6 +69,7 @@ class _Head(tf.Module):
     def __init__(self):
         super().__init__()
         self.scale = tf.Variable(np.float32(2.0), name="scale")
+        self.calls = tf.Variable(0, trainable=False, name="calls")
 
 
 class _Net(tf.Module):
@@ -80,6 +81,7 @@ class _Net(tf.Module):
     @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
     def predict(self, x):
         y = _clip(tf.matmul(x, self.w) + tf.constant([1.0, 2.0, 3.0]))
+        self.heads[0].calls.assign_add(1)
         return {"y": y * self.heads[0].scale, "total": tf.reduce_sum(y, axis=1)}
 
 
@@ -201,6 +203,8 @@ JSON_CASES = [
      r"\(Fill\)\.attrs\.dims: \[65536, 32768\] asks for more than 268435456 elements"),
     ("a variable read of a module", _set(lambda d: _node(d, "__VariableRead__"), "attrs", {"variable": 0}),
      r"\(__VariableRead__\)\.attrs\.variable: object 0 is a module, not a variable"),
+    ("an assignment mode that is a mapping", _set(lambda d: _node(d, "__VariableAssign__")["attrs"], "mode", {}),
+     r"\(__VariableAssign__\)\.attrs\.mode: expected one of \['add', 'assign', 'sub'\], got dict"),
     ("a child index out of range", _set(lambda d: d["objects"][0], "children", {"w": {"object": 99}}),
      r"objects\[0\]\.children\['w'\]\.object: 99 is outside"),
     ("an attribute named __class__", _set(lambda d: d["objects"][0], "children", {"__class__": {"object": 1}}),
