@@ -13,6 +13,7 @@ from tapeflow.graph_replay import ASSIGN_METHODS
 from tapeflow.module import Module
 
 from . import op_attributes as attributes
+from .op_attributes import describe
 from .errors import FileContentError
 
 MAX_DEPTH = 64                   # nesting of output structures and of module children
@@ -38,12 +39,8 @@ def _fail(where, problem):
     raise _Invalid(where, problem)
 
 
-def _describe(value):
-    return attributes._describe(value)
-
-
 def _index(value):
-    return value if isinstance(value, int) else _describe(value)
+    return value if isinstance(value, int) else describe(value)
 
 
 def _key(name):
@@ -54,13 +51,13 @@ def _key(name):
 
 def _mapping(value, where):
     if not isinstance(value, dict):
-        _fail(where, f"expected an object, got {_describe(value)}")
+        _fail(where, f"expected an object, got {describe(value)}")
     return value
 
 
 def _list(value, where, max_len=None):
     if not isinstance(value, list):
-        _fail(where, f"expected a list, got {_describe(value)}")
+        _fail(where, f"expected a list, got {describe(value)}")
     if max_len is not None and len(value) > max_len:
         _fail(where, f"has {len(value)} entries, more than {max_len}")
     return value
@@ -80,7 +77,7 @@ def _check(checker, value, where):
 
 
 def _int(value, where, lo=0, hi=MAX_COUNT):
-    return _check(attributes._int_in(lo, hi + 1), value, where)
+    return _check(attributes.int_in(lo, hi + 1), value, where)
 
 
 def _bool(value, where):
@@ -108,7 +105,7 @@ def _spec(value, where):
         _dims(shape, f"{where}.shape", unknown_allowed=True)
     dtype = _field(spec, "dtype", where)
     if not isinstance(dtype, str) or dtype not in dtypes._BY_NAME:
-        _fail(f"{where}.dtype", f"expected a dtype name, got {_describe(dtype)}")
+        _fail(f"{where}.dtype", f"expected a dtype name, got {describe(dtype)}")
     name = spec.get("name")
     if name is not None:
         _text(name, f"{where}.name")
@@ -121,7 +118,7 @@ def _specs(value, where):
 
 def _attribute_name(name, where):
     if not isinstance(name, str) or not name.isidentifier() or len(name) > attributes.MAX_STRING:
-        _fail(where, f"{_describe(name)} is not a valid attribute name")
+        _fail(where, f"{describe(name)} is not a valid attribute name")
     if (name.startswith("__") and name != "__call__") or name in _RESERVED_ATTRIBUTES:
         _fail(where, f"the attribute name {name!r} is reserved by tf.Module")
 
@@ -180,7 +177,7 @@ class _DocumentChecker:
             where = f"objects[{i}]"
             kind = _field(_mapping(entry, where), "kind", where)
             if kind not in ("variable", "module"):
-                _fail(f"{where}.kind", f"unknown object kind {_describe(kind)}")
+                _fail(f"{where}.kind", f"unknown object kind {describe(kind)}")
             self.kinds.append(kind)
         if self.kinds[0] != "module":
             _fail("objects[0].kind", "the root object must be a module")
@@ -302,17 +299,17 @@ class _DocumentChecker:
 
     def ref(self, value, where, sources, outputs_of):
         if not isinstance(value, list) or not value or value[0] not in ("in", "const", "capture", "node"):
-            _fail(where, f"expected a reference such as [\"in\", 0] or [\"node\", 3, 0], got {_describe(value)}")
+            _fail(where, f"expected a reference such as [\"in\", 0] or [\"node\", 3, 0], got {describe(value)}")
         kind = value[0]
         if kind != "node":
             if len(value) != 2:
-                _fail(where, f"expected [{kind!r}, index], got {_describe(value)}")
+                _fail(where, f"expected [{kind!r}, index], got {describe(value)}")
             if sources[kind] == 0:
                 _fail(where, f"refers to {kind!r} {_index(value[1])}, but the graph has none")
             _int(value[1], f"{where}[1]", 0, sources[kind] - 1)
             return
         if len(value) != 3:
-            _fail(where, f"expected [\"node\", node, output], got {_describe(value)}")
+            _fail(where, f"expected [\"node\", node, output], got {describe(value)}")
         if not outputs_of:
             _fail(where, f"refers to node {_index(value[1])}, but no node precedes it")
         k = _int(value[1], f"{where}[1]", 0, len(outputs_of) - 1)
@@ -324,7 +321,7 @@ class _DocumentChecker:
         node = _mapping(value, where)
         op = _field(node, "op", where)
         if not isinstance(op, str):
-            _fail(f"{where}.op", f"expected an op type name, got {_describe(op)}")
+            _fail(f"{where}.op", f"expected an op type name, got {describe(op)}")
         where = f"{where} ({op if len(op) <= 60 else op[:57] + '...'})"
         inputs = _list(_field(node, "inputs", where), f"{where}.inputs", MAX_COUNT)
         for i, ref in enumerate(inputs):
@@ -350,7 +347,7 @@ class _DocumentChecker:
         if self.kinds[index] != "variable":
             _fail(f"{where}.attrs.variable", f"object {index} is a {self.kinds[index]}, not a variable")
         if op == VARIABLE_ASSIGN and (not isinstance(attrs["mode"], str) or attrs["mode"] not in ASSIGN_METHODS):
-            _fail(f"{where}.attrs.mode", f"expected one of {sorted(ASSIGN_METHODS)}, got {_describe(attrs['mode'])}")
+            _fail(f"{where}.attrs.mode", f"expected one of {sorted(ASSIGN_METHODS)}, got {describe(attrs['mode'])}")
         n_in, n_out = (0, 1) if op == VARIABLE_READ else (1, 0)
         if len(inputs) != n_in:
             _fail(f"{where}.inputs", f"has {len(inputs)} entries, expected {n_in}")
@@ -405,7 +402,7 @@ class _DocumentChecker:
             self.ref(content, f"{where}.ref", sources, outputs_of)
         elif kind == "python":
             if content is not None and not isinstance(content, (bool, int, float, str)):
-                _fail(f"{where}.python", f"expected null, a boolean, a number or a string, got {_describe(content)}")
+                _fail(f"{where}.python", f"expected null, a boolean, a number or a string, got {describe(content)}")
         elif kind == "dict":
             for key, item in _mapping(content, f"{where}.dict").items():
                 self.structure(item, f"{where}.dict[{_key(key)}]", sources, outputs_of, depth + 1)

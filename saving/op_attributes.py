@@ -24,10 +24,10 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _int_in(lo, hi):
+def int_in(lo, hi):
     def check(value):
         if not _is_int(value):
-            return f"expected an integer, got {_describe(value)}"
+            return f"expected an integer, got {describe(value)}"
         if not lo <= value < hi:
             return f"{value} is outside [{lo}, {hi})"
         return None
@@ -37,7 +37,7 @@ def _int_in(lo, hi):
 def _int_list(item, max_len=MAX_RANK):
     def check(value):
         if not isinstance(value, list):
-            return f"expected a list of integers, got {_describe(value)}"
+            return f"expected a list of integers, got {describe(value)}"
         if len(value) > max_len:
             return f"has {len(value)} entries, more than {max_len}"
         for i, v in enumerate(value):
@@ -59,18 +59,18 @@ def _bounded_product(check_list, what="elements"):
     return check
 
 
-def _describe(value):
+def describe(value):
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
 
 def boolean(value):
-    return None if isinstance(value, bool) else f"expected true or false, got {_describe(value)}"
+    return None if isinstance(value, bool) else f"expected true or false, got {describe(value)}"
 
 
 def number(value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"expected a number, got {_describe(value)}"
+        return f"expected a number, got {describe(value)}"
     if _is_int(value) and not INT64[0] <= value < INT64[1]:
         return f"{value} does not fit in 64 bits"
     return None
@@ -83,7 +83,7 @@ def scalar(value):
 
 def dtype_name(value):
     if not isinstance(value, str) or value == "string" or value not in dtypes._BY_NAME:
-        return f"expected a numeric dtype name, got {_describe(value)}"
+        return f"expected a numeric dtype name, got {describe(value)}"
     return None
 
 
@@ -97,14 +97,14 @@ def floating_dtype(value):
 
 def string(value):
     if not isinstance(value, str):
-        return f"expected a string, got {_describe(value)}"
+        return f"expected a string, got {describe(value)}"
     return None if len(value) <= MAX_STRING else f"a string of {len(value)} characters is too long"
 
 
 def one_of(*choices):
     def check(value):
         return None if isinstance(value, str) and value in choices else \
-            f"expected one of {list(choices)}, got {_describe(value)}"
+            f"expected one of {list(choices)}, got {describe(value)}"
     return check
 
 
@@ -122,7 +122,7 @@ def equation(value):
 
 
 def permutation(value):
-    problem = _int_list(_int_in(0, MAX_RANK))(value)
+    problem = _int_list(int_in(0, MAX_RANK))(value)
     if problem:
         return problem
     return None if sorted(value) == list(range(len(value))) else f"{value} is not a permutation"
@@ -130,11 +130,11 @@ def permutation(value):
 
 def paddings(value):
     if not isinstance(value, list) or len(value) > MAX_RANK:
-        return f"expected at most {MAX_RANK} [before, after] pairs, got {_describe(value)}"
+        return f"expected at most {MAX_RANK} [before, after] pairs, got {describe(value)}"
     for i, pair in enumerate(value):
         problem = _int_list(count, max_len=2)(pair)
         if problem or len(pair) != 2:
-            return f"entry {i}: expected [before, after] with non-negative integers, got {_describe(pair)}"
+            return f"entry {i}: expected [before, after] with non-negative integers, got {describe(pair)}"
     if math.prod(1 + a + b for a, b in value) > MAX_ELEMENTS:
         return f"{value} pads by more than {MAX_ELEMENTS} elements"
     return None
@@ -142,23 +142,23 @@ def paddings(value):
 
 def _index_code(code):
     if not isinstance(code, list) or not code or not isinstance(code[0], str):
-        return f"expected an index code such as [\"int\", 0], got {_describe(code)}"
+        return f"expected an index code such as [\"int\", 0], got {describe(code)}"
     kind, args = code[0], code[1:]
     if kind in ("newaxis", "ellipsis"):
         return None if not args else f"{kind} takes no values"
     if kind == "int":
         return None if len(args) == 1 and _is_int(args[0]) and INT64[0] <= args[0] < INT64[1] else \
-            f"expected [\"int\", integer], got {_describe(code)}"
+            f"expected [\"int\", integer], got {describe(code)}"
     if kind == "slice":
         if len(args) != 3 or any(a is not None and integer(a) for a in args):
-            return f"expected [\"slice\", start, stop, step] with integers or null, got {_describe(code)}"
+            return f"expected [\"slice\", start, stop, step] with integers or null, got {describe(code)}"
         return "a slice step of 0" if args[2] == 0 else None
     return f"unknown index kind {kind!r}"
 
 
 def slice_key(value):
     if not isinstance(value, list) or len(value) > MAX_RANK:
-        return f"expected a list of at most {MAX_RANK} index codes, got {_describe(value)}"
+        return f"expected a list of at most {MAX_RANK} index codes, got {describe(value)}"
     for i, code in enumerate(value):
         problem = _index_code(code)
         if problem:
@@ -168,12 +168,12 @@ def slice_key(value):
     return None
 
 
-integer = _int_in(*INT64)
-axis = _int_in(-MAX_RANK, MAX_RANK)
-count = _int_in(0, MAX_ELEMENTS + 1)
+integer = int_in(*INT64)
+axis = int_in(-MAX_RANK, MAX_RANK)
+count = int_in(0, MAX_ELEMENTS + 1)
 axes = _int_list(axis)
 shape = _bounded_product(_int_list(count))
-reshape = _bounded_product(_int_list(_int_in(-1, MAX_ELEMENTS + 1)))
+reshape = _bounded_product(_int_list(int_in(-1, MAX_ELEMENTS + 1)))
 split_sizes = _int_list(count, max_len=MAX_ELEMENTS)
 multiples = _bounded_product(_int_list(count), what="copies")
 
