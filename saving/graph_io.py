@@ -44,6 +44,13 @@ def _tuples(value):
     return value
 
 
+def traced_shapes(graph):
+    """The input shapes a graph was traced at (a loaded graph keeps them as data)."""
+    if isinstance(graph, LoadedGraph):
+        return graph.traced_shapes
+    return [t._value.shape for t in graph.inputs]
+
+
 def graph_to_data(graph, variable_ids, gradient_names):
     """(JSON-able dict, list of constant arrays) for a FuncGraph.
 
@@ -66,7 +73,7 @@ def graph_to_data(graph, variable_ids, gradient_names):
     data = {
         "name": graph.name,
         "inputs": [s.to_json() for s in graph.input_specs],
-        "traced_shapes": [list(t._value.shape) for t in graph.inputs],
+        "traced_shapes": [list(shape) for shape in traced_shapes(graph)],
         "n_captures": len(graph.captures),
         "nodes": nodes,
         "outputs": encode_structure(graph.outputs),
@@ -91,7 +98,7 @@ class LoadedGraph:
         self.traced_shapes = [tuple(s) for s in data["traced_shapes"]]
         self.constants = constants
         self.captures = [None] * data["n_captures"]
-        self.custom_gradients = {}
+        self.custom_gradients = {}   # bound name -> saved gradient, filled in once all are loaded (re-saving)
         self.variables = []
         self.nodes = []
         index_of = {}

@@ -62,7 +62,7 @@ def _functions_of(obj):
         if isinstance(getattr(type(obj), name, None), Function):
             found[name] = getattr(obj, name)
     for name, value in vars(obj).items():
-        if isinstance(value, Function):
+        if isinstance(value, (Function, RestoredFunction)):   # a loaded object can be saved again
             found[name] = value
     return sorted(found.items())
 
@@ -290,13 +290,25 @@ class _Loader:
         self.document = document
         self.arrays = arrays
         self.objects = []
+        self.graphs = []
         saved = document.get("custom_gradients") or {}
         self.gradient_names = {name: bound_gradient_name("CustomGradient") for name in saved}
 
     def graph(self, data):
         key = data["constants_key"]
         constants = [self.arrays[f"constants/{key}/{j}"] for j in range(data["n_constants"])]
-        return LoadedGraph(data, constants, self.objects, self.gradient_names)
+        graph = LoadedGraph(data, constants, self.objects, self.gradient_names)
+        self.graphs.append(graph)
+        return graph
+
+    def _attach_gradients(self, saved):
+        """Gives each loaded graph the saved gradients its nodes name, as a trace has them, so that
+        saving the loaded object again keeps them."""
+        for graph in self.graphs:
+            for _, _, attrs, _ in graph.nodes:
+                name = attrs.get("_gradient_op_type")
+                if name in saved:
+                    graph.custom_gradients[name] = saved[name]
 
     def child(self, value):
         if "object" in value:
@@ -313,13 +325,15 @@ class _Loader:
                                              name=entry["name"], dtype=entry["dtype"]))
             else:
                 self.objects.append(_UserObject(entry.get("name")))
-        gradients = []
+        gradients, saved = [], {}
         for name, info in (self.document.get("custom_gradients") or {}).items():
             bound = self.gradient_names[name]
+            counts = {key: info[key] for key in ("n_outputs", "n_differentiable", "n_captures")}
+            graph = self.graph(info["graph"])
+            saved[bound] = dict(graph=graph, **counts)
             # Named with a plain str: the registry entry must not keep its own bound name alive.
-            function = ConcreteFunction(self.graph(info["graph"]), name=str(bound))
-            gradients.append((bound, custom_gradient_function(function, info["n_outputs"], info["n_differentiable"],
-                                                              info["n_captures"])))
+            function = ConcreteFunction(graph, name=str(bound))
+            gradients.append((bound, custom_gradient_function(function, *counts.values())))
         loaded = []
         for obj, entry in zip(self.objects, entries):
             if entry["kind"] != "module":
@@ -337,6 +351,7 @@ class _Loader:
         for name, sdata in (self.document.get("signatures") or {}).items():
             root.signatures[name] = ConcreteFunction(self.graph(sdata["graph"]), polymorphic=sdata["polymorphic"],
                                                      name=name)
+        self._attach_gradients(saved)
         for bound, gradient in gradients:   # the only change to the process, made once nothing can fail
             register_bound_gradient(bound, gradient)
         for attr, concrete in loaded:

@@ -230,3 +230,14 @@ def test_two_loads_of_one_file_get_gradients_of_their_own(cube_model):
     assert names[0] != names[1]
     for model in (first, second):
         assert _first_derivative(model, 2.0) == pytest.approx(_closed_form(2.0)[1], rel=1e-12)
+
+
+def test_a_loaded_model_saved_again_keeps_its_gradients(guide_models, cube_model, tmp_path):
+    guide_again, cube_again = tmp_path / "guide", tmp_path / "cube"
+    tf.saved_model.save(tf.saved_model.load(str(guide_models[0])), str(guide_again))
+    tf.saved_model.save(tf.saved_model.load(str(cube_model)), str(cube_again))
+    out = _run(LOAD_AND_DIFFERENTIATE, guide_again).split()
+    assert out == [str(guide_again), "gradient", "2.0"]
+    for line in _run(SECOND_ORDER, cube_again).splitlines():
+        value, y, dy, d2y = map(float, line.split())
+        np.testing.assert_allclose([y, dy, d2y], _closed_form(value), rtol=1e-12)
