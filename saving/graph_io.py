@@ -1,10 +1,11 @@
 """Traced graphs as plain data: JSON for nodes and structure, arrays stored separately.
 
-Loading builds nothing but registered ops: an unknown op type is an error, and
-attributes are JSON values (lists come back as tuples), so reading a graph can
-never run code from the file.
+Loading builds nothing but registered ops, with attributes that are JSON values
+(lists come back as tuples), so reading a graph can never run code from the file.
 """
-from tapeflow.framework.recording import forward_of
+import numpy as np
+
+from tapeflow.framework import dtypes
 from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.function import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
 
@@ -43,6 +44,13 @@ def _tuples(value):
     return value
 
 
+def traced_shapes(graph):
+    """The input shapes a graph was traced at (a loaded graph keeps them as data)."""
+    if isinstance(graph, LoadedGraph):
+        return graph.traced_shapes
+    return [t._value.shape for t in graph.inputs]
+
+
 def graph_to_data(graph, variable_ids, gradient_names):
     """(JSON-able dict, list of constant arrays) for a FuncGraph.
 
@@ -65,32 +73,37 @@ def graph_to_data(graph, variable_ids, gradient_names):
     data = {
         "name": graph.name,
         "inputs": [s.to_json() for s in graph.input_specs],
-        "traced_shapes": [list(t._value.shape) for t in graph.inputs],
+        "traced_shapes": [list(shape) for shape in traced_shapes(graph)],
         "n_captures": len(graph.captures),
         "nodes": nodes,
         "outputs": encode_structure(graph.outputs),
         "n_constants": len(graph.constants),
+        "constant_specs": [{"shape": list(np.shape(c)), "dtype": dtypes.as_dtype(np.asarray(c).dtype).name}
+                           for c in graph.constants],
     }
     return data, list(graph.constants)
 
 
 class LoadedGraph:
-    """The parts of a FuncGraph that ConcreteFunction replays, rebuilt from saved data."""
+    """The parts of a FuncGraph that ConcreteFunction replays, rebuilt from validated saved data
+    (saving/graph_validation.py has checked every field).
 
-    def __init__(self, data, constants, variables):
+    ``variables``: the loaded objects by index; ``gradient_names``: a saved custom gradient's name
+    -> the name it is bound to for this load (a node naming an unsaved gradient keeps its name).
+    """
+
+    def __init__(self, data, constants, variables, gradient_names):
         self.name = data["name"]
         self.input_specs = [TensorSpec.from_json(s) for s in data["inputs"]]
         self.traced_shapes = [tuple(s) for s in data["traced_shapes"]]
         self.constants = constants
-        self.captures = [None] * data.get("n_captures", 0)
-        self.custom_gradients = {}
+        self.captures = [None] * data["n_captures"]
+        self.custom_gradients = {}   # bound name -> saved gradient, filled in once all are loaded (re-saving)
         self.variables = []
         self.nodes = []
         index_of = {}
         for node in data["nodes"]:
             op_type = node["op"]
-            if op_type not in _INTERNAL_NODES:
-                forward_of(op_type)  # raises LookupError("Unknown op type ...") for anything unregistered
             attrs = {k: _tuples(v) for k, v in node["attrs"].items()}
             if op_type in _INTERNAL_NODES:
                 obj = attrs["variable"]
@@ -98,5 +111,7 @@ class LoadedGraph:
                     index_of[obj] = len(self.variables)
                     self.variables.append(variables[obj])
                 attrs["variable"] = index_of[obj]
-            self.nodes.append([op_type, [tuple(r) for r in node["inputs"]], attrs, int(node["num_outputs"])])
+            if "_gradient_op_type" in attrs:
+                attrs["_gradient_op_type"] = gradient_names.get(attrs["_gradient_op_type"], attrs["_gradient_op_type"])
+            self.nodes.append([op_type, [tuple(r) for r in node["inputs"]], attrs, node["num_outputs"]])
         self.outputs = decode_structure(data["outputs"])

@@ -6,8 +6,9 @@ Layout of the directory:
                     the traced gradient graphs of custom gradients
   variables.h5      variable values and the constants of the graphs
 
-Loading needs nothing else: it rebuilds only registered ops from data, never
-code. Without the custom gradients saved, differentiating a loaded function
+Loading needs nothing else: it checks every field first (graph_validation,
+saved_model_arrays), then rebuilds only registered ops from data, never code.
+A loaded custom gradient belongs to the loaded functions alone. Without the custom gradients saved, differentiating a loaded function
 in a fresh process raises ``LookupError: No gradient defined for operation
 'IdentityN' (op type: IdentityN)``, as in TensorFlow.
 """
@@ -17,14 +18,17 @@ import os
 import numpy as np
 
 from tapeflow.framework.logging_util import warn
-from tapeflow.framework.registry import is_registered
+from tapeflow.framework.registry import bound_gradient_name, is_registered, register_bound_gradient
 from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.framework.variables import Variable
-from tapeflow.function import ConcreteFunction, Function, register_custom_gradient
+from tapeflow.function import ConcreteFunction, Function, custom_gradient_function
 from tapeflow.module import Module
 
 from .atomic import atomic_directory
+from .errors import FileContentError
 from .graph_io import LoadedGraph, graph_to_data
+from .graph_validation import constant_specs, validate_document, variable_specs
+from .saved_model_arrays import read_arrays
 
 FORMAT = "tapeflow-saved-model"
 VERSION = 1
@@ -58,7 +62,7 @@ def _functions_of(obj):
         if isinstance(getattr(type(obj), name, None), Function):
             found[name] = getattr(obj, name)
     for name, value in vars(obj).items():
-        if isinstance(value, Function):
+        if isinstance(value, (Function, RestoredFunction)):   # a loaded object can be saved again
             found[name] = value
     return sorted(found.items())
 
@@ -182,6 +186,12 @@ class _UserObject(Module):
         super().__init__(name=name if name and name.isidentifier() else None)
         self.signatures = {}
 
+    def __call__(self, *args, **kwargs):
+        function = vars(self).get("__call__")   # a saved tf.function __call__ is restored per instance
+        if function is None:
+            raise TypeError(f"the loaded object {self.name!r} has no saved __call__ function")
+        return function(*args, **kwargs)
+
 
 class RestoredFunction:
     """A loaded tf.function: dispatches to the saved trace whose signature matches the arguments."""
@@ -221,78 +231,132 @@ def _read_document(export_dir):
     path = os.path.join(export_dir, GRAPH_FILE)
     if not os.path.isdir(export_dir):
         raise OSError(f"SavedModel file does not exist at: {export_dir}")
-    if not os.path.exists(path):
+    if not os.path.isfile(path):
         raise OSError(f"{export_dir!r} is not a tapeflow SavedModel directory: {GRAPH_FILE} is missing")
+    with open(path, "rb") as f:
+        raw = f.read()
     try:
-        with open(path) as f:
-            document = json.load(f)
-    except (ValueError, UnicodeDecodeError) as err:
-        raise ValueError(f"Corrupt SavedModel: {path} is not valid JSON ({err})") from None
+        document = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:   # ValueError: JSONDecodeError, or an integer too long
+        raise FileContentError(f"Corrupt SavedModel: {path} is not valid JSON ({err})") from None
+    except RecursionError:
+        raise FileContentError(f"Corrupt SavedModel: {path} nests its JSON too deeply") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise ValueError(f"{path} is not a tapeflow SavedModel description")
+        raise FileContentError(f"{path} is not a tapeflow SavedModel description (no \"format\": \"{FORMAT}\")")
     if document.get("version") != VERSION:
-        raise ValueError(f"Unsupported SavedModel version {document.get('version')} in {path}")
+        version = document.get("version")
+        raise FileContentError(f"Unsupported SavedModel version {str(version)[:40]} in {path}")
+    validate_document(document, path)
     return document
 
 
+def _graphs(document):
+    """Every saved graph of a validated document."""
+    for info in (document.get("custom_gradients") or {}).values():
+        yield info["graph"]
+    for info in (document.get("signatures") or {}).values():
+        yield info["graph"]
+    for entry in document["objects"]:
+        if entry["kind"] == "module":
+            for function in entry["functions"].values():
+                for concrete in function["concretes"]:
+                    yield concrete["graph"]
+
+
+def _expected_arrays(document):
+    """variables.h5 members to read: {member: (declared shape or None, numpy dtype or None)}."""
+    expected = {f"variables/{i}": spec for i, spec in variable_specs(document).items()}
+    for graph in _graphs(document):
+        for j, spec in enumerate(constant_specs(graph)):
+            expected[f"constants/{graph['constants_key']}/{j}"] = spec
+    return expected
+
+
 def load(export_dir, tags=None, options=None):
-    """Loads a directory written by ``save``; returns an object with the saved attributes."""
-    import h5py
+    """Loads a directory written by ``save``; returns an object with the saved attributes.
+
+    Every field is checked before anything is built, and the custom gradients the file holds
+    are bound to its functions (unique names, registered only once everything is built, and only
+    as long as the loaded functions live): a load changes nothing else in the process, and a
+    failed load changes nothing at all.
+    """
     document = _read_document(export_dir)
-    with h5py.File(os.path.join(export_dir, VARIABLES_FILE), "r") as f:
-        arrays = {}
-        f.visititems(lambda name, item: arrays.__setitem__(name, item[()]) if isinstance(item, h5py.Dataset) else None)
-    entries = document["objects"]
-    objects = [None] * len(entries)
-    for i, entry in enumerate(entries):
-        if entry["kind"] == "variable":
-            value = arrays.get(f"variables/{i}")
-            if value is None:
-                raise ValueError(f"Corrupt SavedModel: the value of variable {entry['name']!r} is missing")
-            if list(np.shape(value)) != entry["shape"]:
-                raise ValueError(f"Corrupt SavedModel: variable {entry['name']!r} has shape {np.shape(value)}, "
-                                 f"expected {entry['shape']}")
-            objects[i] = Variable(value, trainable=entry["trainable"], name=entry["name"], dtype=entry["dtype"])
-        elif entry["kind"] == "module":
-            objects[i] = _UserObject(entry.get("name"))
-        else:
-            raise ValueError(f"Corrupt SavedModel: unknown object kind {entry['kind']!r}")
+    arrays = read_arrays(os.path.join(export_dir, VARIABLES_FILE), _expected_arrays(document))
+    return _Loader(document, arrays).build()
 
-    def graph(data):
+
+class _Loader:
+    def __init__(self, document, arrays):
+        self.document = document
+        self.arrays = arrays
+        self.objects = []
+        self.graphs = []
+        saved = document.get("custom_gradients") or {}
+        self.gradient_names = {name: bound_gradient_name("CustomGradient") for name in saved}
+
+    def graph(self, data):
         key = data["constants_key"]
-        constants = [np.asarray(arrays[f"constants/{key}/{j}"]) for j in range(data["n_constants"])]
-        return LoadedGraph(data, constants, objects)
+        constants = [self.arrays[f"constants/{key}/{j}"] for j in range(data["n_constants"])]
+        graph = LoadedGraph(data, constants, self.objects, self.gradient_names)
+        self.graphs.append(graph)
+        return graph
 
-    saved_gradients = document.get("custom_gradients") or {}
-    for name, info in saved_gradients.items():
-        gradient = ConcreteFunction(graph(info["graph"]), name=name)
-        register_custom_gradient(name, gradient, info["n_outputs"], info["n_differentiable"], info["n_captures"])
+    def _attach_gradients(self, saved):
+        """Gives each loaded graph the saved gradients its nodes name, as a trace has them, so that
+        saving the loaded object again keeps them."""
+        for graph in self.graphs:
+            for _, _, attrs, _ in graph.nodes:
+                name = attrs.get("_gradient_op_type")
+                if name in saved:
+                    graph.custom_gradients[name] = saved[name]
 
-    def child(value):
+    def child(self, value):
         if "object" in value:
-            return objects[value["object"]]
+            return self.objects[value["object"]]
         if "list" in value:
-            return [None if v is None else child(v) for v in value["list"]]
-        return {k: None if v is None else child(v) for k, v in value["dict"].items()}
+            return [None if v is None else self.child(v) for v in value["list"]]
+        return {k: None if v is None else self.child(v) for k, v in value["dict"].items()}
 
-    for obj, entry in zip(objects, entries):
-        if entry["kind"] != "module":
-            continue
-        for attr, value in entry["children"].items():
-            setattr(obj, attr, child(value))
-        for attr, fdata in entry["functions"].items():
-            concretes = []
-            for c in fdata["concretes"]:
-                concrete = ConcreteFunction(graph(c["graph"]), polymorphic=c["polymorphic"], name=attr)
-                _warn_unsaved_gradients(concrete, attr)
-                concretes.append(concrete)
-            specs = fdata["input_signature"]
-            signature = None if specs is None else [TensorSpec.from_json(s) for s in specs]
-            setattr(obj, attr, RestoredFunction(attr, concretes, signature))
-    root = objects[0]
-    for name, sdata in document.get("signatures", {}).items():
-        root.signatures[name] = ConcreteFunction(graph(sdata["graph"]), polymorphic=sdata["polymorphic"], name=name)
-    return root
+    def build(self):
+        entries = self.document["objects"]
+        for i, entry in enumerate(entries):
+            if entry["kind"] == "variable":
+                self.objects.append(Variable(self.arrays[f"variables/{i}"], trainable=entry["trainable"],
+                                             name=entry["name"], dtype=entry["dtype"]))
+            else:
+                self.objects.append(_UserObject(entry.get("name")))
+        gradients, saved = [], {}
+        for name, info in (self.document.get("custom_gradients") or {}).items():
+            bound = self.gradient_names[name]
+            counts = {key: info[key] for key in ("n_outputs", "n_differentiable", "n_captures")}
+            graph = self.graph(info["graph"])
+            saved[bound] = dict(graph=graph, **counts)
+            # Named with a plain str: the registry entry must not keep its own bound name alive.
+            function = ConcreteFunction(graph, name=str(bound))
+            gradients.append((bound, custom_gradient_function(function, *counts.values())))
+        loaded = []
+        for obj, entry in zip(self.objects, entries):
+            if entry["kind"] != "module":
+                continue
+            for attr, value in entry["children"].items():
+                setattr(obj, attr, self.child(value))
+            for attr, fdata in entry["functions"].items():
+                concretes = [ConcreteFunction(self.graph(c["graph"]), polymorphic=c["polymorphic"], name=attr)
+                             for c in fdata["concretes"]]
+                loaded.extend((attr, c) for c in concretes)
+                specs = fdata["input_signature"]
+                signature = None if specs is None else [TensorSpec.from_json(s) for s in specs]
+                setattr(obj, attr, RestoredFunction(attr, concretes, signature))
+        root = self.objects[0]
+        for name, sdata in (self.document.get("signatures") or {}).items():
+            root.signatures[name] = ConcreteFunction(self.graph(sdata["graph"]), polymorphic=sdata["polymorphic"],
+                                                     name=name)
+        self._attach_gradients(saved)
+        for bound, gradient in gradients:   # the only change to the process, made once nothing can fail
+            register_bound_gradient(bound, gradient)
+        for attr, concrete in loaded:
+            _warn_unsaved_gradients(concrete, attr)
+        return root
 
 
 def _warn_unsaved_gradients(concrete, name):
@@ -302,4 +366,3 @@ def _warn_unsaved_gradients(concrete, name):
             warn(f"Importing a function ({name}) with ops with unsaved custom gradients. Will likely fail if a "
                  "gradient is requested.")
             return
-

@@ -19,7 +19,6 @@ shape-polymorphic and serves every shape; otherwise graphs are specialised to
 the concrete shapes they are called with.
 """
 import functools
-import itertools
 import uuid
 import weakref
 
@@ -29,7 +28,7 @@ from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework import recording
 from .framework.recording import execute, forward_of, record
-from .framework.registry import _GRADIENTS, RegisterGradient
+from .framework.registry import RegisterGradient
 from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
 from .framework.tensor_spec import TensorSpec
@@ -570,9 +569,6 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
 
 
 # ------------------------------------------------------ custom gradients ---
-_custom_gradient_ids = itertools.count(1)
-
-
 def traced_custom_gradient_call(f, args, kwargs):
     """custom_gradient while tracing: outputs pass through an IdentityN node whose
     ``_gradient_op_type`` names a gradient registered for this call. The gradient
@@ -594,8 +590,9 @@ def traced_custom_gradient_call(f, args, kwargs):
     captured = list(gradient_graph.captures)
     identity_inputs = flat_outputs + inputs + var_reads + captured
     op_name = f"CustomGradient-{uuid.uuid4().hex}"
-    register_custom_gradient(op_name, ConcreteFunction(gradient_graph, name=op_name),
-                             len(flat_outputs), len(inputs) + len(var_reads), len(captured))
+    RegisterGradient(op_name)(custom_gradient_function(ConcreteFunction(gradient_graph, name=op_name),
+                                                       len(flat_outputs), len(inputs) + len(var_reads),
+                                                       len(captured)))
     graph.custom_gradients[op_name] = {"graph": gradient_graph, "n_outputs": len(flat_outputs),
                                        "n_differentiable": len(inputs) + len(var_reads),
                                        "n_captures": len(captured)}
@@ -615,13 +612,14 @@ def _trace_gradient_function(parent, grad_fn, outputs, n_inputs, variables):
     return graph
 
 
-def register_custom_gradient(op_name, gradient_function, n_outputs, n_differentiable, n_captures):
-    """Registers the gradient of an IdentityN custom-gradient node: it replays ``gradient_function``."""
-    if op_name in _GRADIENTS:
-        return
+def custom_gradient_function(gradient_function, n_outputs, n_differentiable, n_captures):
+    """The gradient of an IdentityN custom-gradient node, replaying the traced ``gradient_function``.
 
+    The node's inputs are its outputs' values, then the differentiable inputs and variable reads,
+    then the tensors the gradient graph captures; only the differentiable ones get gradients.
+    """
     def gradient(op, *upstream):
         captures = list(op.inputs[n_outputs + n_differentiable:])
         grads = gradient_function.call_flat(list(upstream[:n_outputs]), captures)
         return [None] * n_outputs + list(grads) + [None] * n_captures
-    RegisterGradient(op_name)(gradient)
+    return gradient

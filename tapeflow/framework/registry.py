@@ -1,5 +1,7 @@
 """The gradient registry: op type name -> gradient function (or None)."""
 import sys
+import uuid
+import weakref
 
 _GRADIENTS = {}
 _NO_GRADIENT = object()
@@ -71,3 +73,28 @@ def lookup(op_type):
 
 def is_registered(op_type):
     return op_type in _GRADIENTS
+
+
+class BoundGradientName(str):
+    """The name of a gradient that belongs to some loaded functions rather than to the process.
+
+    Its registry entry lives exactly as long as this name object is referenced: by the nodes
+    of the loaded graphs, and by the tape records of their replays. The name is unique, so no
+    other code can register it, and loading one file never changes what another can do.
+    """
+
+
+def bound_gradient_name(prefix):
+    """A fresh BoundGradientName; nothing is registered until ``register_bound_gradient``."""
+    return BoundGradientName(f"{prefix}-{uuid.uuid4().hex}")
+
+
+def register_bound_gradient(name, fn):
+    """Registers ``fn`` under ``name`` (a BoundGradientName) until the name is garbage collected."""
+    if not isinstance(name, BoundGradientName):
+        raise TypeError("register_bound_gradient needs a name made by bound_gradient_name")
+    key = str(name)
+    if key in _GRADIENTS:
+        raise KeyError(f"Registering two gradient with name {key!r}!")
+    _GRADIENTS[key] = (fn, "a loaded function", False)
+    weakref.finalize(name, _GRADIENTS.pop, key, None)
