@@ -234,6 +234,8 @@ SCHEMAS = {
     "Transpose": OpSchema(perm=permutation),
     "UnsortedSegmentSum": OpSchema(num_segments=count, axis=axis),
     "IdentityN": OpSchema(_gradient_op_type=string, optional=("_gradient_op_type",)),
+    "CheckNumerics": OpSchema(message=string),
+    "Assert": OpSchema(message=string, summarize=count),
     "FusedBatchNormTraining": OpSchema(epsilon=number),
     "FusedBatchNormGrad": OpSchema(epsilon=number),
     "LeakyRelu": _LEAKY, "LeakyReluGrad": _LEAKY_GRAD,

@@ -18,6 +18,7 @@ twice with different placeholder sizes: if both traces agree the graph is
 shape-polymorphic and serves every shape; otherwise graphs are specialised to
 the concrete shapes they are called with.
 """
+import collections
 import functools
 import uuid
 import weakref
@@ -32,9 +33,13 @@ from .framework.registry import RegisterGradient
 from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
 from .framework.tensor_spec import TensorSpec
+from .config.execution import functions_run_eagerly
+from .framework.logging_util import warn
 from .framework.variables import Variable
 from .graph_replay import ASSIGN, ASSIGN_METHODS, CALL, READ, ArrayReplay, output_count_error
 
+_RECENT_CALLS = 10      # the window of the retracing warning
+_FREQUENT_TRACES = 5    # traces in that window that make it warn
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
 PYTHON_CALL = "__PythonCall__"
@@ -225,16 +230,26 @@ class FuncGraph:
         return output
 
     def set_outputs(self, structure):
-        def to_ref(leaf):
+        """Python numbers returned become tensors (constants of the graph), as in TensorFlow."""
+        def as_output(leaf):
             if isinstance(leaf, Variable):
-                leaf = leaf._as_tensor()
-            if isinstance(leaf, Tensor):
-                return OutputLeaf(ref=self.ref(leaf))
-            if leaf is None or isinstance(leaf, (bool, int, float, str)):
-                return OutputLeaf(python=leaf)
+                return leaf._as_tensor()
+            if isinstance(leaf, (bool, int, float, np.generic)) and not isinstance(leaf, str):
+                return convert_to_tensor(leaf)
+            if leaf is None or isinstance(leaf, (Tensor, str)):
+                return leaf
             raise TypeError(f"tf.function can only return tensors, variables, Python scalars, strings and None "
                             f"(in lists, tuples and dicts), got {type(leaf).__name__}")
-        self.outputs = nest.map_structure(to_ref, structure)
+
+        def to_ref(leaf):
+            return OutputLeaf(ref=self.ref(leaf)) if isinstance(leaf, Tensor) else OutputLeaf(python=leaf)
+        self.structured_outputs = nest.map_structure(as_output, structure)
+        self.outputs = nest.map_structure(to_ref, self.structured_outputs)
+
+    def get_operations(self):
+        """The graph's operations (placeholders, then nodes), with ``name``, ``type``, ``inputs``, ``outputs``."""
+        from .function_introspection import operations_of
+        return operations_of(self)
 
     # -- comparing traces ------------------------------------------------------
     def signature_of_nodes(self):
@@ -385,6 +400,8 @@ def _leaf_key(leaf):
     if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
         t = convert_to_tensor(leaf)
         return ("tensor", tuple(t._value.shape), t.dtype.name)
+    if isinstance(leaf, TensorSpec):
+        return ("tensor", None if leaf.shape.rank is None else tuple(leaf.shape.as_list()), leaf.dtype.name)
     try:
         hash(leaf)
     except TypeError:
@@ -393,9 +410,18 @@ def _leaf_key(leaf):
     return ("python", type(leaf).__name__, leaf)
 
 
-def _trace(python_function, name, args, kwargs, specs, dummy_values):
-    """Traces ``python_function``; tensor leaves of args become placeholders (in flatten order)."""
+def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_variables=True):
+    """Traces ``python_function``; tensor leaves of args become placeholders (in flatten order).
+
+    ``creates_variables``: whether the function may create tf.Variables (on its first call only, as in
+    TensorFlow)."""
     graph = FuncGraph(name)
+    graph.creates_variables = creates_variables
+    specs_left = iter(specs)
+    graph.structured_inputs = nest.map_structure(
+        lambda leaf: next(specs_left) if isinstance(leaf, (Tensor, np.ndarray, np.generic, TensorSpec)) else leaf,
+        [list(args), dict(kwargs)])
+    graph.python_function = python_function
     with recording.tracing_into(graph):
         placeholders = iter([graph.placeholder(s, v) for s, v in zip(specs, dummy_values)])
 
@@ -420,6 +446,7 @@ class Function:
         self._options = options
         self._cache = {}
         self._tracing_count = 0
+        self._recent_calls = collections.deque(maxlen=_RECENT_CALLS)
         self._bound = weakref.WeakKeyDictionary()
         functools.update_wrapper(self, python_function)
 
@@ -476,6 +503,7 @@ class Function:
 
     def _concrete_for(self, key, tensors, structured, concrete_shapes=True):
         args, kwargs = structured
+        first_call = self._tracing_count == 0
         entry = self._cache.get(key)
         if entry is not None:
             if entry.polymorphic:
@@ -485,32 +513,36 @@ class Function:
                 return specialised
         if self._input_signature is None:
             specs = [TensorSpec.from_tensor(t) for t in tensors]
-            graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors])
+            graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors],
+                           first_call)
             self._tracing_count += 1
             entry = ConcreteFunction(graph, polymorphic=True, name=self._name)
             self._cache[key] = entry
             return entry
         if entry is None:
-            entry = self._trace_signature(args)
+            entry = self._trace_signature(args, first_call)
             self._cache[key] = entry
             if entry.polymorphic or not concrete_shapes:
                 return entry
         concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
-        graph = _trace(self._python_function, self._name, args, {}, concrete, [t._value for t in tensors])
+        graph = _trace(self._python_function, self._name, args, {}, concrete, [t._value for t in tensors],
+                       first_call)
         self._tracing_count += 1
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
         entry.specialised[tuple(tuple(t.shape) for t in tensors)] = specialised
         return specialised
 
-    def _trace_signature(self, args):
+    def _trace_signature(self, args, creates_variables):
         """Traces the input_signature; checks whether the graph is shape-polymorphic."""
         specs = self._input_signature
         unknown = any(s.shape.rank is None or None in s.shape.dims for s in specs)
-        graph = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs])
+        graph = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
+                       creates_variables)
         self._tracing_count += 1
         polymorphic = True
         if unknown:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
-            other = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs])
+            other = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
+                           creates_variables)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
         entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
         entry.specialised = {}
@@ -518,11 +550,37 @@ class Function:
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if recording.tracing_graph() is not None:
-            return self._python_function(*args, **kwargs)  # nested tf.function: trace inline
+        if recording.tracing_graph() is not None or functions_run_eagerly():
+            return self._python_function(*args, **kwargs)  # nested tf.function: traced inline
         key, tensors, structured = self._canonical(args, kwargs)
+        traced_before = self._tracing_count
         concrete = self._concrete_for(key, tensors, structured)
+        self._note_call(self._tracing_count > traced_before)
         return concrete.call_flat(tensors)
+
+    def _note_call(self, traced):
+        """TensorFlow's warning when most recent calls traced again (each trace costs a Python run)."""
+        recent = self._recent_calls
+        recent.append(traced)
+        if traced and sum(recent) >= _FREQUENT_TRACES:
+            warn(f"{sum(recent)} out of the last {len(recent)} calls to {self._python_function!r} triggered "
+                 "tf.function retracing. Tracing is expensive and the excessive number of tracings could be due "
+                 "to (1) creating @tf.function repeatedly in a loop, (2) passing tensors with different shapes, "
+                 "(3) passing Python objects instead of tensors. For (1), please define your @tf.function outside "
+                 "of the loop. For (2), @tf.function has reduce_retracing=True option that can avoid unnecessary "
+                 "retracing. For (3), please refer to https://www.tensorflow.org/guide/function#controlling_retracing"
+                 " and https://www.tensorflow.org/api_docs/python/tf/function for  more details.")
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        from .function_introspection import pretty_printed_signature
+        return "\n\n".join(pretty_printed_signature(c, verbose) for c in self._all_concretes())
+
+    def _all_concretes(self):
+        out = []
+        for entry in self._cache.values():
+            out.append(entry)
+            out.extend(getattr(entry, "specialised", {}).values())
+        return out
 
     def get_concrete_function(self, *args, **kwargs):
         if not args and not kwargs and self._input_signature is not None:
@@ -532,13 +590,17 @@ class Function:
             if self._input_signature is not None:
                 entry = self._cache.get(("signature",))
                 if entry is None:
-                    entry = self._trace_signature(list(args))
+                    entry = self._trace_signature(list(args), self._tracing_count == 0)
                     self._cache[("signature",)] = entry
                 return entry
-            graph = _trace(self._python_function, self._name, list(args), kwargs, specs,
-                           [s.dummy_value() for s in specs])
-            self._tracing_count += 1
-            return ConcreteFunction(graph, polymorphic=True, name=self._name)
+            key = self._canonical(args, kwargs)[0]
+            entry = self._cache.get(key)
+            if entry is None:
+                graph = _trace(self._python_function, self._name, list(args), kwargs, specs,
+                               [s.dummy_value() for s in specs], self._tracing_count == 0)
+                self._tracing_count += 1
+                entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
+            return entry
         key, tensors, structured = self._canonical(args, kwargs)
         return self._concrete_for(key, tensors, structured, concrete_shapes=False)
 

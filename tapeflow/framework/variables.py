@@ -50,6 +50,11 @@ class Variable:
                  validate_shape=True, constraint=None, **kwargs):
         if initial_value is None:
             raise ValueError("The `initial_value` arg (None) must be specified.")
+        graph = recording.tracing_graph()
+        if graph is not None and not getattr(graph, "creates_variables", True):
+            raise ValueError("tf.function only supports singleton tf.Variables created on the first call. Make sure "
+                             "the tf.Variable is only created once or created outside tf.function. See "
+                             "https://www.tensorflow.org/guide/function#creating_tfvariables for more information.")
         if callable(initial_value):
             initial_value = initial_value()
         if isinstance(initial_value, Variable):

@@ -1,0 +1,88 @@
+"""tf.function as the guide describes it (issue 14): signatures, operations, retracing, returned
+Python numbers, variables created after the first call."""
+import pytest
+
+import tapeflow as tf
+
+
+def test_pretty_printed_concrete_signatures_list_every_trace():
+    @tf.function
+    def double(a):
+        return a + a
+
+    double(tf.constant(1)), double(tf.constant(1.5)), double(tf.constant(2))
+    assert double.experimental_get_tracing_count() == 2
+    assert double.pretty_printed_concrete_signatures() == (
+        "Input Parameters:\n  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=tf.int32, name=None)\n"
+        "Output Type:\n  TensorSpec(shape=(), dtype=tf.int32, name=None)\nCaptures:\n  None\n\n"
+        "Input Parameters:\n  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=tf.float32, name=None)\n"
+        "Output Type:\n  TensorSpec(shape=(), dtype=tf.float32, name=None)\nCaptures:\n  None")
+
+
+def test_python_arguments_print_as_literals_and_variables_as_captures():
+    v = tf.Variable(2.0)
+
+    @tf.function
+    def scale(x, factor):
+        return x * v * factor
+
+    scale(tf.constant([1.0]), 3)
+    text = scale.pretty_printed_concrete_signatures()
+    assert "factor (POSITIONAL_OR_KEYWORD): Literal[3]" in text
+    assert "x (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(1,), dtype=tf.float32, name=None)" in text
+    assert f"  {id(v)}: TensorSpec(shape=(), dtype=tf.resource, name=None)" in text
+
+
+def test_get_concrete_function_reuses_a_matching_trace_and_lists_operations():
+    traces = []
+
+    @tf.function
+    def f(x):
+        traces.append(1)
+        return tf.nn.relu(x) * 2.0
+
+    f(tf.constant([1.0, -1.0]))
+    concrete = f.get_concrete_function(tf.TensorSpec([2], tf.float32))
+    assert len(traces) == 1                       # the call's trace serves the signature
+    assert [(op.name, op.type) for op in concrete.graph.get_operations()][:2] == [("x", "Placeholder"),
+                                                                                  ("Relu", "Relu")]
+    assert concrete.graph.structured_outputs.shape == (2,)
+    assert f(tf.constant([3.0, -3.0])).numpy().tolist() == [6.0, 0.0]
+    assert len(traces) == 1
+
+
+def test_python_numbers_returned_become_tensors():
+    @tf.function
+    def add_one(foo):
+        return 1 + foo
+
+    result = add_one(1)
+    assert isinstance(result, tf.Tensor) and result.dtype == tf.int32 and int(result) == 2
+
+
+def test_creating_a_variable_after_the_first_trace_is_tensorflows_value_error():
+    @tf.function
+    def f(x):
+        v = tf.Variable(1.0)
+        return x * v
+
+    assert float(f(tf.constant(2.0))) == 2.0
+    with pytest.raises(ValueError, match="only supports singleton tf.Variables created on the first call"):
+        f(tf.constant([2.0]))      # a new shape: a second trace
+
+
+def test_frequent_retracing_warns_as_tensorflow(capsys):
+    @tf.function
+    def f(x):
+        return x
+
+    for i in range(4):
+        f(i)                        # Python numbers retrace per value
+    assert "retracing" not in capsys.readouterr().err
+    f(4)
+    err = capsys.readouterr().err
+    assert "5 out of the last 5 calls to <function" in err and "triggered tf.function retracing" in err
+    for _ in range(5):
+        f(tf.constant(1))           # one new trace, then none: the window fills with untraced calls
+    f(tf.constant(1.0))
+    assert "retracing" in capsys.readouterr().err    # still 5 traces in the last 10 calls
