@@ -19,6 +19,10 @@ tap by tap as its transpose (taps, rows) and handed to BLAS transposed, which
 copies long contiguous runs instead of runs of one element. col2im is a numba
 loop adding contiguous runs of KW * C values.
 
+A depthwise convolution (one input channel per group) has too little
+arithmetic per window for matmuls; it runs as one multiply-add of a strided
+view per filter tap instead.
+
 ``conv_backprop_filter`` also accepts ``dy`` with extra leading axes (a stack of
 cotangents) and returns one filter gradient per stacked row.
 """
@@ -178,10 +182,60 @@ def _compute_dtype(a):
     return np.float32 if a.dtype == np.float16 else None
 
 
+def _depthwise(groups, w):
+    return groups > 1 and w.shape[-2] == 1
+
+
+def _depthwise_conv(x, w, strides, dilations, pads):
+    """y[..., c * M + m] = sum over taps of x's window [..., c] * w[tap, 0, c * M + m]."""
+    kernel = w.shape[:-2]
+    c = x.shape[-1]
+    out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
+    xp = _padded(np.ascontiguousarray(x), pads)
+    y = np.zeros((x.shape[0],) + out_spatial + (c, w.shape[-1] // c), x.dtype)
+    term = np.empty_like(y)
+    for tap in _taps(kernel):
+        np.multiply(xp[_tap_index(tap, out_spatial, strides, dilations)][..., None], w[tap].reshape(c, -1), out=term)
+        y += term
+    return y.reshape(y.shape[:-2] + (w.shape[-1],))
+
+
+def _depthwise_backprop_input(dy, w, in_spatial, strides, dilations, pads, channels):
+    """The adjoint of _depthwise_conv in x: per tap, sum_m dy[..., c, m] * w[tap, 0, c * M + m] into the window."""
+    kernel = w.shape[:-2]
+    out_spatial = dy.shape[1:-1]
+    g = dy.reshape(dy.shape[:-1] + (channels, -1))
+    n = dy.shape[0]
+    xp = np.zeros((n,) + tuple(s + b + a for s, (b, a) in zip(in_spatial, pads)) + (channels,), dy.dtype)
+    term = np.empty(g.shape, dy.dtype)
+    for tap in _taps(kernel):
+        np.multiply(g, w[tap].reshape(channels, -1), out=term)
+        xp[_tap_index(tap, out_spatial, strides, dilations)] += term.sum(-1) if term.shape[-1] > 1 else term[..., 0]
+    in_shape = (n,) + tuple(in_spatial) + (channels,)
+    return xp if _no_padding(pads) else np.ascontiguousarray(xp[_interior(in_shape, pads)])
+
+
+def _depthwise_backprop_filter(x, dy, kernel, strides, dilations, pads):
+    """The adjoint of _depthwise_conv in w: per tap, sum over examples and positions of x's window * dy."""
+    c = x.shape[-1]
+    out_spatial = dy.shape[1:-1]
+    xp = _padded(np.ascontiguousarray(x), pads)
+    g = dy.reshape(dy.shape[:-1] + (c, -1))
+    axes = tuple(range(len(out_spatial) + 1))
+    dw = np.empty(tuple(kernel) + (1, dy.shape[-1]), dy.dtype)
+    term = np.empty(g.shape, dy.dtype)
+    for tap in _taps(kernel):
+        np.multiply(xp[_tap_index(tap, out_spatial, strides, dilations)][..., None], g, out=term)
+        dw[tap] = term.sum(axes).reshape(1, -1)
+    return dw
+
+
 def conv(x, w, strides, dilations, pads, groups=1):
     """y = B(x, w): (N, *S, C) and (*K, C // groups, O) -> (N, *OS, O)."""
     if _compute_dtype(x):
         return conv(x.astype(np.float32), w.astype(np.float32), strides, dilations, pads, groups).astype(x.dtype)
+    if _depthwise(groups, w):
+        return _depthwise_conv(x, w, strides, dilations, pads)
     kernel, o = w.shape[:-2], w.shape[-1]
     out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
     cols = im2col(x, kernel, strides, dilations, pads)
@@ -199,6 +253,8 @@ def conv_backprop_input(dy, w, in_spatial, strides, dilations, pads, groups=1):
     if _compute_dtype(dy):
         return conv_backprop_input(dy.astype(np.float32), w.astype(np.float32), in_spatial, strides, dilations,
                                    pads, groups).astype(dy.dtype)
+    if _depthwise(groups, w):
+        return _depthwise_backprop_input(dy, w, in_spatial, strides, dilations, pads, groups)
     kernel, cg, o = w.shape[:-2], w.shape[-2], w.shape[-1]
     taps = int(np.prod(kernel))
     rows = int(np.prod(dy.shape[:-1]))
@@ -220,6 +276,10 @@ def conv_backprop_filter(x, dy, kernel, strides, dilations, pads, groups=1):
                                     pads, groups).astype(x.dtype)
     r = len(kernel)
     stack = dy.shape[:dy.ndim - r - 2]
+    if groups > 1 and x.shape[-1] == groups:
+        rows = [_depthwise_backprop_filter(x, g, kernel, strides, dilations, pads)
+                for g in dy.reshape((int(np.prod(stack)),) + dy.shape[len(stack):])]
+        return rows[0] if not stack else np.stack(rows).reshape(stack + rows[0].shape)
     o = dy.shape[-1]
     cols = im2col(x, kernel, strides, dilations, pads)
     rows = cols.shape[0]
