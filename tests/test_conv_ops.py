@@ -125,6 +125,12 @@ def test_float32_any_batch_size_and_extra_batch_axes():
         got = tf.nn.conv2d(x.astype(np.float32), w.astype(np.float32), 1, "SAME")
         assert got.dtype == tf.float32 and got.shape == (batch, 6, 7, 4)
         np.testing.assert_allclose(got.numpy(), ref_conv(x, w, (1, 1), (1, 1), [(1, 1), (1, 1)]), atol=1e-5)
+        depthwise = tf.nn.depthwise_conv2d(x, r(2, 2, 2, 3), 1, "SAME")
+        assert depthwise.shape == (batch, 6, 7, 6)
+        with tf.GradientTape() as tape:
+            tape.watch(depthwise)
+            grads = tape.gradient(tf.nn.depthwise_conv2d(depthwise, r(1, 2, 6, 1), 1, "VALID"), depthwise)
+        assert grads.shape == depthwise.shape
     x = r(2, 3, 5, 5, 2)  # TensorFlow's conv2d takes batch_shape + [height, width, channels]
     got = tf.nn.conv2d(x, w, 2, "VALID")
     expected = ref_conv(x.reshape(6, 5, 5, 2), w, (2, 2), (1, 1), [(0, 0), (0, 0)]).reshape(2, 3, 2, 2, 4)

@@ -192,10 +192,11 @@ def _depthwise_conv(x, w, strides, dilations, pads):
     c = x.shape[-1]
     out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
     xp = _padded(np.ascontiguousarray(x), pads)
-    y = np.zeros((x.shape[0],) + out_spatial + (c, w.shape[-1] // c), x.dtype)
+    m = w.shape[-1] // c
+    y = np.zeros((x.shape[0],) + out_spatial + (c, m), x.dtype)
     term = np.empty_like(y)
     for tap in _taps(kernel):
-        np.multiply(xp[_tap_index(tap, out_spatial, strides, dilations)][..., None], w[tap].reshape(c, -1), out=term)
+        np.multiply(xp[_tap_index(tap, out_spatial, strides, dilations)][..., None], w[tap].reshape(c, m), out=term)
         y += term
     return y.reshape(y.shape[:-2] + (w.shape[-1],))
 
@@ -204,12 +205,13 @@ def _depthwise_backprop_input(dy, w, in_spatial, strides, dilations, pads, chann
     """The adjoint of _depthwise_conv in x: per tap, sum_m dy[..., c, m] * w[tap, 0, c * M + m] into the window."""
     kernel = w.shape[:-2]
     out_spatial = dy.shape[1:-1]
-    g = dy.reshape(dy.shape[:-1] + (channels, -1))
+    m = w.shape[-1] // channels
+    g = dy.reshape(dy.shape[:-1] + (channels, m))
     n = dy.shape[0]
     xp = np.zeros((n,) + tuple(s + b + a for s, (b, a) in zip(in_spatial, pads)) + (channels,), dy.dtype)
     term = np.empty(g.shape, dy.dtype)
     for tap in _taps(kernel):
-        np.multiply(g, w[tap].reshape(channels, -1), out=term)
+        np.multiply(g, w[tap].reshape(channels, m), out=term)
         xp[_tap_index(tap, out_spatial, strides, dilations)] += term.sum(-1) if term.shape[-1] > 1 else term[..., 0]
     in_shape = (n,) + tuple(in_spatial) + (channels,)
     return xp if _no_padding(pads) else np.ascontiguousarray(xp[_interior(in_shape, pads)])
@@ -220,13 +222,13 @@ def _depthwise_backprop_filter(x, dy, kernel, strides, dilations, pads):
     c = x.shape[-1]
     out_spatial = dy.shape[1:-1]
     xp = _padded(np.ascontiguousarray(x), pads)
-    g = dy.reshape(dy.shape[:-1] + (c, -1))
+    g = dy.reshape(dy.shape[:-1] + (c, dy.shape[-1] // c))
     axes = tuple(range(len(out_spatial) + 1))
     dw = np.empty(tuple(kernel) + (1, dy.shape[-1]), dy.dtype)
     term = np.empty(g.shape, dy.dtype)
     for tap in _taps(kernel):
         np.multiply(xp[_tap_index(tap, out_spatial, strides, dilations)][..., None], g, out=term)
-        dw[tap] = term.sum(axes).reshape(1, -1)
+        dw[tap] = term.sum(axes).reshape(1, dy.shape[-1])
     return dw
 
 
@@ -277,9 +279,10 @@ def conv_backprop_filter(x, dy, kernel, strides, dilations, pads, groups=1):
     r = len(kernel)
     stack = dy.shape[:dy.ndim - r - 2]
     if groups > 1 and x.shape[-1] == groups:
-        rows = [_depthwise_backprop_filter(x, g, kernel, strides, dilations, pads)
-                for g in dy.reshape((int(np.prod(stack)),) + dy.shape[len(stack):])]
-        return rows[0] if not stack else np.stack(rows).reshape(stack + rows[0].shape)
+        dw = np.empty((int(np.prod(stack)),) + tuple(kernel) + (1, dy.shape[-1]), dy.dtype)
+        for row, g in zip(dw, dy.reshape((len(dw),) + dy.shape[len(stack):])):
+            row[...] = _depthwise_backprop_filter(x, g, kernel, strides, dilations, pads)
+        return dw.reshape(stack + dw.shape[1:])
     o = dy.shape[-1]
     cols = im2col(x, kernel, strides, dilations, pads)
     rows = cols.shape[0]
