@@ -61,7 +61,8 @@ def max_pool_grad(x, g, ksize, strides, pads):
     if g.size:
         rows = int(np.prod(lead))
         scratch = np.empty(x.shape[-1], xf.dtype), np.empty(x.shape[-1], np.int64)
-        _max_pool_grad(_as_5d(xf), _geometry(ksize, strides, pads), _as_5d(gf.reshape((rows,) + g.shape[len(lead):]), 1),
+        _max_pool_grad(_as_5d(xf), _geometry(ksize, strides, pads),
+                       _as_5d(gf.reshape((rows,) + g.shape[len(lead):]), 1),
                        _as_5d(dx.reshape((rows,) + x.shape), 1), *scratch)
     return dx.astype(g.dtype, copy=False)
 

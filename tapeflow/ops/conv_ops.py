@@ -54,10 +54,6 @@ def over_stacks(a, b, rank, fn, fold_first=True):
     return np.stack(rows).reshape(lead + rows[0].shape)
 
 
-def _geometry(attrs):
-    return attrs["strides"], attrs["dilations"], attrs["padding"], attrs["groups"]
-
-
 @register_op("Conv")
 def _conv_fwd(x, w, strides, dilations, padding, groups):
     K = _kernels()
@@ -171,7 +167,7 @@ def _check_filter(op, w, rank, name="filters"):
         raise InvalidArgumentError(f"{op}: {name} must not have a zero-sized window, got shape {w.shape}")
 
 
-def _convolve(op, input, filters, strides, padding, data_format, dilations, rank, groups_of=_groups):
+def _convolve(op, input, filters, strides, padding, data_format, dilations, rank):
     """The convolution of a channels-last or channels-first input, with extra leading batch axes allowed."""
     x, w = W.float_operands(op, input, filters)
     first = W.channels_first(data_format, rank, op)
@@ -181,7 +177,7 @@ def _convolve(op, input, filters, strides, padding, data_format, dilations, rank
     dilations = W.spatial_ints(dilations, rank, first, "dilations", op)
     x, batch = W.fold_batch(x, rank)
     x = W.to_channels_last(x, first)
-    groups = groups_of(op, x._value.shape[-1], w)
+    groups = _groups(op, x._value.shape[-1], w)
     kernel = w._value.shape[:rank]
     pads = W.resolve_padding(padding, x._value.shape[1:-1], _spans(kernel, dilations), strides, first, op)
     y = execute("Conv", (x, w), _pack_attrs(strides, dilations, pads, groups))
@@ -234,10 +230,9 @@ def _conv_transpose(op, input, filters, output_shape, strides, padding, data_for
                                    f"{w.shape}, [..., output channels, input channels]) expects {in_channels}")
     out_spatial = W.output_shape_spatial(output_shape, rank, first, x._value.shape[0], out_channels, op)
     kernel = w._value.shape[:rank]
-    pads = W.resolve_padding(padding, out_spatial, _spans(kernel, dilations), strides, first, op)
-    K = _kernels()
-    forward = tuple(K.output_size(s, k, st, d, b, a)
-                    for s, k, st, d, (b, a) in zip(out_spatial, kernel, strides, dilations, pads))
+    spans = _spans(kernel, dilations)
+    pads = W.resolve_padding(padding, out_spatial, spans, strides, first, op)
+    forward = tuple((s + b + a - span) // st + 1 for s, span, st, (b, a) in zip(out_spatial, spans, strides, pads))
     if forward != x._value.shape[1:-1]:
         raise InvalidArgumentError(
             f"{op}: output_shape {list(int_list(output_shape))} does not match the input: a "
