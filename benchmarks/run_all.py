@@ -10,8 +10,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ["tape_overhead.py", "op_dispatch.py", "mlp_train.py", "jacobian.py", "hessian.py", "optimizers.py",
-           "saving.py", "memory.py", "startup.py"]
+SCRIPTS = ["tape_overhead.py", "op_dispatch.py", "mlp_train.py", "convnet_step.py", "jacobian.py", "hessian.py",
+           "optimizers.py", "saving.py", "memory.py", "startup.py"]
 MARK = "BENCH_ROW "
 
 

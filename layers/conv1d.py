@@ -1,13 +1,12 @@
 """Conv1D: 1-D convolution (cross-correlation, as Keras) over the steps of a sequence.
 
-The windows are gathered into a (batch, steps_out, kernel_size * channels)
-tensor and multiplied by the flattened kernel, so the layer is made of
-ordinary ops (gather, pad, reshape, matmul) and every derivative order works.
+The layer calls ``tf.nn.conv1d`` (the Conv op, whose gradients are convolutions
+again, so every derivative order works); "causal" padding is explicit padding
+of ``(kernel_size - 1) * dilation_rate`` steps on the left.
 """
 import numpy as np
 
-from tapeflow.framework.tensor import Tensor
-from tapeflow.ops import array_ops, math_ops
+from tapeflow.ops import conv_ops, math_ops, nn_ops
 
 from . import activations, constraints, initializers, regularizers
 from .input_spec import InputSpec
@@ -90,37 +89,22 @@ class Conv1D(Layer):
         self.input_spec = InputSpec(ndim=3, axes={axis: channels})
         self.built = True
 
-    def _padding(self, length):
-        k, s, d = self.kernel_size[0], self.strides[0], self.dilation_rate[0]
-        span = (k - 1) * d + 1
-        if self.padding == "valid":
-            return 0, 0
-        if self.padding == "causal":
-            return span - 1, 0
-        out = conv_output_length(length, k, "same", s, d)
-        total = max((out - 1) * s + span - length, 0)
-        return total // 2, total - total // 2
+    def _tf_padding(self):
+        """The padding argument of tf.nn.conv1d (explicit pairs in NWC or NCW order for "causal")."""
+        if self.padding != "causal":
+            return self.padding.upper()
+        left = (self.kernel_size[0] - 1) * self.dilation_rate[0]
+        steps = [left, 0]
+        return [[0, 0], steps, [0, 0]] if self.data_format == "channels_last" else [[0, 0], [0, 0], steps]
 
     def call(self, inputs):
-        x = inputs
-        if self.data_format == "channels_first":
-            x = array_ops.transpose(x, [0, 2, 1])
-        batch, length, channels = x._value.shape
-        left, right = self._padding(length)
-        if left or right:
-            x = array_ops.pad(x, [[0, 0], [left, right], [0, 0]])
-        k, s, d = self.kernel_size[0], self.strides[0], self.dilation_rate[0]
-        steps = conv_output_length(length + left + right, k, "valid", s, d)
-        index = np.arange(steps)[:, None] * s + np.arange(k)[None, :] * d
-        windows = array_ops.gather(x, Tensor(index.astype(np.int64)), axis=1)  # (batch, steps, k, channels)
-        windows = array_ops.reshape(windows, (batch, steps, k * channels))
-        y = math_ops.matmul(windows, array_ops.reshape(self.kernel, (k * channels, self.filters)))
+        data_format = "NWC" if self.data_format == "channels_last" else "NCW"
+        y = conv_ops.conv1d(inputs, self.kernel, self.strides[0], self._tf_padding(), data_format,
+                            self.dilation_rate[0])
         if self.bias is not None:
-            y = math_ops.add(y, self.bias)
+            y = math_ops.add(y, self.bias) if data_format == "NWC" else nn_ops.bias_add(y, self.bias, "NCW")
         if self.activation is not activations.linear:
             y = self.activation(y)
-        if self.data_format == "channels_first":
-            y = array_ops.transpose(y, [0, 2, 1])
         return y
 
     def compute_output_shape(self, input_shape):

@@ -1,0 +1,298 @@
+"""Convolution kernels on plain arrays: channels-last, one to three spatial dimensions.
+
+    x       (N, *S, C)             input
+    filter  (*K, C // groups, O)   O output channels in ``groups`` blocks of O // groups
+    y       (N, *OS, O)            OS[i] = (S[i] + pads[i] - span[i]) // strides[i] + 1
+
+``pads`` holds one (before, after) pair per spatial dimension; padded cells are
+zeros. The three kernels are the convolution and its two adjoints:
+
+    conv(x, w)                    y = B(x, w)
+    conv_backprop_input(dy, w)    the adjoint of B in x (the input gradient)
+    conv_backprop_filter(x, dy)   the adjoint of B in w (the filter gradient)
+
+Each gathers the input windows into a matrix (im2col) or scatters a matrix back
+into windows (col2im) and leaves the arithmetic to BLAS through numpy.matmul.
+The window matrix is (rows, taps * C) with rows = N * prod(OS): built as one
+copy of a strided view, except for a single input channel, where it is built
+tap by tap as its transpose (taps, rows) and handed to BLAS transposed, which
+copies long contiguous runs instead of runs of one element. col2im is a numba
+loop adding contiguous runs of KW * C values.
+
+A depthwise convolution (one input channel per group) has too little
+arithmetic per window for matmuls; it runs as one multiply-add of a strided
+view per filter tap instead.
+
+``conv_backprop_filter`` also accepts ``dy`` with extra leading axes (a stack of
+cotangents) and returns one filter gradient per stacked row.
+"""
+import itertools
+
+import numpy as np
+from numba import njit
+from numpy.lib.stride_tricks import as_strided
+
+_NUMBA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def output_size(size, kernel, stride, dilation, before, after):
+    """Number of window positions along one padded dimension (< 1: the window does not fit)."""
+    span = (kernel - 1) * dilation + 1
+    return (size + before + after - span) // stride + 1
+
+
+def _no_padding(pads):
+    return not any(b or a for b, a in pads)
+
+
+def _padded(x, pads):
+    """``x`` with zeros around its spatial dimensions (``x`` itself when there are none)."""
+    if _no_padding(pads):
+        return x
+    shape = (x.shape[0],) + tuple(s + b + a for s, (b, a) in zip(x.shape[1:-1], pads)) + (x.shape[-1],)
+    out = np.zeros(shape, x.dtype)
+    out[_interior(x.shape, pads)] = x
+    return out
+
+
+def _interior(shape, pads):
+    """The index of the unpadded region inside a padded array."""
+    return (slice(None),) + tuple(slice(b, b + s) for s, (b, _) in zip(shape[1:-1], pads)) + (slice(None),)
+
+
+def _tap_index(tap, out_spatial, strides, dilations):
+    """Where filter tap ``tap`` reads in the padded input, for every output position."""
+    return (slice(None),) + tuple(slice(t * d, t * d + (o - 1) * s + 1, s)
+                                  for t, o, s, d in zip(tap, out_spatial, strides, dilations))
+
+
+def _taps(kernel):
+    return itertools.product(*[range(k) for k in kernel])
+
+
+def _out_spatial(in_spatial, kernel, strides, dilations, pads):
+    return tuple(output_size(s, k, st, d, b, a)
+                 for s, k, st, d, (b, a) in zip(in_spatial, kernel, strides, dilations, pads))
+
+
+def im2col(x, kernel, strides, dilations, pads):
+    """The windows of ``x`` as a (rows, taps * C) matrix (C-ordered, or F-ordered when C == 1)."""
+    xp = _padded(np.ascontiguousarray(x), pads)
+    out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
+    n, c = x.shape[0], x.shape[-1]
+    rows = n * int(np.prod(out_spatial))
+    taps = int(np.prod(kernel))
+    if c == 1:
+        cols = np.empty((taps, n) + out_spatial, x.dtype)
+        for i, tap in enumerate(_taps(kernel)):
+            cols[i] = xp[_tap_index(tap, out_spatial, strides, dilations)][..., 0]
+        return cols.reshape(taps, rows).T
+    st = xp.strides
+    view = as_strided(xp, (n,) + out_spatial + tuple(kernel) + (c,),
+                      (st[0],) + tuple(a * s for a, s in zip(st[1:-1], strides))
+                      + tuple(a * d for a, d in zip(st[1:-1], dilations)) + (st[-1],), writeable=False)
+    return np.ascontiguousarray(view).reshape(rows, taps * c)
+
+
+def col2im(cols, in_shape, kernel, strides, dilations, pads):
+    """The adjoint of im2col: sums a (rows, taps * C) matrix of window entries into an (N, *S, C) array."""
+    out_spatial = _out_spatial(in_shape[1:-1], kernel, strides, dilations, pads)
+    if cols.dtype in _NUMBA_FLOATS and in_shape[-1] > 1:
+        cols = np.ascontiguousarray(cols)
+        x = np.empty(in_shape, cols.dtype)
+        _col2im_runs(cols.reshape(-1), _geometry(in_shape, out_spatial, kernel, strides, dilations, pads),
+                     x.reshape(-1))
+        return x
+    # One strided add per tap, from the tap-major (taps, rows * C) layout: long contiguous runs when C == 1.
+    n, c = in_shape[0], in_shape[-1]
+    n_taps = int(np.prod(kernel))
+    taps = np.ascontiguousarray(cols.reshape(cols.shape[0], n_taps, c).transpose(1, 0, 2))
+    taps = taps.reshape((n_taps, n) + out_spatial + (c,))
+    xp = np.zeros((n,) + tuple(s + b + a for s, (b, a) in zip(in_shape[1:-1], pads)) + (c,), cols.dtype)
+    for i, tap in enumerate(_taps(kernel)):
+        xp[_tap_index(tap, out_spatial, strides, dilations)] += taps[i]
+    return xp if _no_padding(pads) else np.ascontiguousarray(xp[_interior(in_shape, pads)])
+
+
+def _geometry(in_shape, out_spatial, kernel, strides, dilations, pads):
+    """The flat tuple _col2im_runs reads, with the spatial dimensions padded to three."""
+    r = len(kernel)
+    lead = (1,) * (3 - r)
+    return ((in_shape[0],) + lead + tuple(in_shape[1:-1]) + (in_shape[-1],) + lead + tuple(out_spatial)
+            + lead + tuple(kernel) + lead + tuple(strides) + lead + tuple(dilations)
+            + (0,) * (3 - r) + tuple(b for b, _ in pads))
+
+
+@njit(cache=True)
+def _col2im_runs(cols, geometry, x):
+    """x (N, D, H, W, C, flat) = sum of the window entries cols (N, OD, OH, OW, KD, KH, KW, C, flat).
+
+    A window row of KW taps is KW * C contiguous values in x when the row lies
+    inside the input and the dilation along W is 1: it is added as one run.
+    """
+    n_, d_, h_, w_, c_, od_, oh_, ow_, kd_, kh_, kw_, sd, sh, sw, dd, dh, dw, pd, ph, pw = geometry
+    for q in range(x.size):
+        x[q] = 0
+    run = kw_ * c_
+    src = 0
+    for n in range(n_):
+        for od in range(od_):
+            for oh in range(oh_):
+                for ow in range(ow_):
+                    k0 = ow * sw - pw
+                    whole = dw == 1 and k0 >= 0 and k0 + kw_ <= w_
+                    for a in range(kd_):
+                        i = od * sd + a * dd - pd
+                        for b in range(kh_):
+                            j = oh * sh + b * dh - ph
+                            if i < 0 or i >= d_ or j < 0 or j >= h_:
+                                src += run
+                                continue
+                            base = ((n * d_ + i) * h_ + j) * w_
+                            if whole:
+                                dst = (base + k0) * c_
+                                for q in range(run):
+                                    x[dst + q] += cols[src + q]
+                                src += run
+                                continue
+                            for e in range(kw_):
+                                k = k0 + e * dw
+                                if 0 <= k < w_:
+                                    dst = (base + k) * c_
+                                    for q in range(c_):
+                                        x[dst + q] += cols[src + q]
+                                src += c_
+
+
+# -------------------------------------------------------------- the kernels ---
+def _grouped_cols(cols, taps, groups):
+    """Window matrix (rows, taps * C) -> (groups, rows, taps * C // groups): each group's columns."""
+    rows = cols.shape[0]
+    cg = cols.shape[1] // taps // groups
+    return np.ascontiguousarray(cols.reshape(rows, taps, groups, cg).transpose(2, 0, 1, 3)).reshape(
+        groups, rows, taps * cg)
+
+
+def _grouped_filter(w2d, groups):
+    """Filter matrix (taps * cg, O) -> (groups, taps * cg, O // groups), a view."""
+    return w2d.reshape(w2d.shape[0], groups, w2d.shape[1] // groups).transpose(1, 0, 2)
+
+
+def _compute_dtype(a):
+    return np.float32 if a.dtype == np.float16 else None
+
+
+def _depthwise(groups, w):
+    return groups > 1 and w.shape[-2] == 1
+
+
+def _depthwise_conv(x, w, strides, dilations, pads):
+    """y[..., c * M + m] = sum over taps of x's window [..., c] * w[tap, 0, c * M + m]."""
+    kernel = w.shape[:-2]
+    c = x.shape[-1]
+    out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
+    xp = _padded(np.ascontiguousarray(x), pads)
+    m = w.shape[-1] // c
+    y = np.zeros((x.shape[0],) + out_spatial + (c, m), x.dtype)
+    term = np.empty_like(y)
+    for tap in _taps(kernel):
+        np.multiply(xp[_tap_index(tap, out_spatial, strides, dilations)][..., None], w[tap].reshape(c, m), out=term)
+        y += term
+    return y.reshape(y.shape[:-2] + (w.shape[-1],))
+
+
+def _depthwise_backprop_input(dy, w, in_spatial, strides, dilations, pads, channels):
+    """The adjoint of _depthwise_conv in x: per tap, sum_m dy[..., c, m] * w[tap, 0, c * M + m] into the window."""
+    kernel = w.shape[:-2]
+    out_spatial = dy.shape[1:-1]
+    m = w.shape[-1] // channels
+    g = dy.reshape(dy.shape[:-1] + (channels, m))
+    n = dy.shape[0]
+    xp = np.zeros((n,) + tuple(s + b + a for s, (b, a) in zip(in_spatial, pads)) + (channels,), dy.dtype)
+    term = np.empty(g.shape, dy.dtype)
+    for tap in _taps(kernel):
+        np.multiply(g, w[tap].reshape(channels, m), out=term)
+        xp[_tap_index(tap, out_spatial, strides, dilations)] += term.sum(-1) if term.shape[-1] > 1 else term[..., 0]
+    in_shape = (n,) + tuple(in_spatial) + (channels,)
+    return xp if _no_padding(pads) else np.ascontiguousarray(xp[_interior(in_shape, pads)])
+
+
+def _depthwise_backprop_filter(x, dy, kernel, strides, dilations, pads):
+    """The adjoint of _depthwise_conv in w: per tap, sum over examples and positions of x's window * dy."""
+    c = x.shape[-1]
+    out_spatial = dy.shape[1:-1]
+    xp = _padded(np.ascontiguousarray(x), pads)
+    g = dy.reshape(dy.shape[:-1] + (c, dy.shape[-1] // c))
+    axes = tuple(range(len(out_spatial) + 1))
+    dw = np.empty(tuple(kernel) + (1, dy.shape[-1]), dy.dtype)
+    term = np.empty(g.shape, dy.dtype)
+    for tap in _taps(kernel):
+        np.multiply(xp[_tap_index(tap, out_spatial, strides, dilations)][..., None], g, out=term)
+        dw[tap] = term.sum(axes).reshape(1, dy.shape[-1])
+    return dw
+
+
+def conv(x, w, strides, dilations, pads, groups=1):
+    """y = B(x, w): (N, *S, C) and (*K, C // groups, O) -> (N, *OS, O)."""
+    if _compute_dtype(x):
+        return conv(x.astype(np.float32), w.astype(np.float32), strides, dilations, pads, groups).astype(x.dtype)
+    if _depthwise(groups, w):
+        return _depthwise_conv(x, w, strides, dilations, pads)
+    kernel, o = w.shape[:-2], w.shape[-1]
+    out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
+    cols = im2col(x, kernel, strides, dilations, pads)
+    w2d = w.reshape(int(np.prod(w.shape[:-1])), o)
+    if groups == 1:
+        y = np.matmul(cols, w2d)
+    else:
+        y = np.matmul(_grouped_cols(cols, int(np.prod(kernel)), groups), _grouped_filter(w2d, groups))
+        y = y.transpose(1, 0, 2)
+    return y.reshape((x.shape[0],) + out_spatial + (o,))
+
+
+def conv_backprop_input(dy, w, in_spatial, strides, dilations, pads, groups=1):
+    """The input gradient: (N, *OS, O) and (*K, C // groups, O) -> (N, *S, C)."""
+    if _compute_dtype(dy):
+        return conv_backprop_input(dy.astype(np.float32), w.astype(np.float32), in_spatial, strides, dilations,
+                                   pads, groups).astype(dy.dtype)
+    if _depthwise(groups, w):
+        return _depthwise_backprop_input(dy, w, in_spatial, strides, dilations, pads, groups)
+    kernel, cg, o = w.shape[:-2], w.shape[-2], w.shape[-1]
+    taps = int(np.prod(kernel))
+    rows = int(np.prod(dy.shape[:-1]))
+    w2d = w.reshape(int(np.prod(w.shape[:-1])), o)
+    g2d = dy.reshape(rows, o)
+    if groups == 1:
+        cols = np.matmul(w2d, g2d.T).T if cg == 1 else np.matmul(g2d, w2d.T)
+    else:
+        g = np.ascontiguousarray(g2d.reshape(rows, groups, o // groups).transpose(1, 0, 2))
+        cols = np.matmul(g, _grouped_filter(w2d, groups).transpose(0, 2, 1))  # (groups, rows, taps * cg)
+        cols = cols.reshape(groups, rows, taps, cg).transpose(1, 2, 0, 3).reshape(rows, taps * cg * groups)
+    return col2im(cols, (dy.shape[0],) + tuple(in_spatial) + (cg * groups,), kernel, strides, dilations, pads)
+
+
+def conv_backprop_filter(x, dy, kernel, strides, dilations, pads, groups=1):
+    """The filter gradient: (N, *S, C) and ([stack...,] N, *OS, O) -> ([stack...,] *K, C // groups, O)."""
+    if _compute_dtype(x):
+        return conv_backprop_filter(x.astype(np.float32), dy.astype(np.float32), kernel, strides, dilations,
+                                    pads, groups).astype(x.dtype)
+    r = len(kernel)
+    stack = dy.shape[:dy.ndim - r - 2]
+    if groups > 1 and x.shape[-1] == groups:
+        dw = np.empty((int(np.prod(stack)),) + tuple(kernel) + (1, dy.shape[-1]), dy.dtype)
+        for row, g in zip(dw, dy.reshape((len(dw),) + dy.shape[len(stack):])):
+            row[...] = _depthwise_backprop_filter(x, g, kernel, strides, dilations, pads)
+        return dw.reshape(stack + dw.shape[1:])
+    o = dy.shape[-1]
+    cols = im2col(x, kernel, strides, dilations, pads)
+    rows = cols.shape[0]
+    g = dy.reshape((int(np.prod(stack)), rows, o))
+    if groups == 1:
+        dw = np.matmul(cols.T, g)  # (stack, taps * C, O)
+    else:
+        gc = _grouped_cols(cols, int(np.prod(kernel)), groups)  # (groups, rows, taps * cg)
+        gg = g.reshape(g.shape[0], rows, groups, o // groups).transpose(0, 2, 1, 3)  # (stack, groups, rows, og)
+        dw = np.matmul(gc.transpose(0, 2, 1), gg)  # (stack, groups, taps * cg, og)
+        dw = dw.transpose(0, 2, 1, 3)
+    cg = x.shape[-1] // groups
+    return np.ascontiguousarray(dw).reshape(stack + tuple(kernel) + (cg, o))
