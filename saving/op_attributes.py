@@ -196,6 +196,13 @@ _ACTIVATION, _ACTIVATION_GRAD = OpSchema(inputs=1), OpSchema(inputs=2)
 _LEAKY = OpSchema(inputs=1, alpha=number)
 _LEAKY_GRAD = OpSchema(inputs=2, alpha=number)
 
+window = _int_list(int_in(1, MAX_ELEMENTS + 1), max_len=3)     # spatial sizes, strides, dilations
+_CONV_ATTRS = dict(strides=window, dilations=window, padding=paddings, groups=int_in(1, MAX_ELEMENTS + 1))
+_CONV = OpSchema(**_CONV_ATTRS)
+_CONV_INPUT = OpSchema(input_spatial=window, **_CONV_ATTRS)
+_CONV_FILTER = OpSchema(filter_spatial=window, **_CONV_ATTRS)
+_POOL = OpSchema(ksize=window, strides=window, padding=paddings)
+
 SCHEMAS = {
     **{op: _REDUCTION for op in ("Sum", "Mean", "Max", "Min", "Prod", "Any", "All")},
     "ArgMax": _ARG_REDUCTION, "ArgMin": _ARG_REDUCTION,
@@ -234,6 +241,9 @@ SCHEMAS = {
     "Transpose": OpSchema(perm=permutation),
     "UnsortedSegmentSum": OpSchema(num_segments=count, axis=axis),
     "IdentityN": OpSchema(_gradient_op_type=string, optional=("_gradient_op_type",)),
+    "Conv": _CONV, "ConvBackpropInput": _CONV_INPUT, "ConvBackpropFilter": _CONV_FILTER,
+    **{op: _POOL for op in ("MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool")},
+    "AvgPoolGrad": OpSchema(ksize=window, strides=window, padding=paddings, input_spatial=window),
     "CheckNumerics": OpSchema(message=string),
     "Assert": OpSchema(message=string, summarize=count),
     "FusedBatchNormTraining": OpSchema(epsilon=number),

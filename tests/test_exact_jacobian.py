@@ -144,3 +144,21 @@ def test_block_path_is_differentiable_and_matches_finite_differences():
         down[idx] -= eps
         numeric[idx] = (float(jac_sum(tf.constant(up))) - float(jac_sum(tf.constant(down)))) / (2 * eps)
     np.testing.assert_allclose(g, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_convolution_and_pooling_keep_examples_independent():
+    x0 = R.standard_normal((3, 6, 6, 2))
+    w = tf.constant(R.standard_normal((3, 3, 2, 2)))
+
+    def convnet(x):
+        y = tf.nn.relu(tf.nn.conv2d(x, w, strides=1, padding="SAME"))
+        return tf.reshape(tf.nn.max_pool2d(y, 2, 2, "VALID") + tf.nn.avg_pool2d(y, 2, 2, "VALID"), (3, 18))
+
+    x = tf.constant(x0)
+    assert proven_block_diagonal(*_records_and_ids(convnet, x))
+    check_jacobian(convnet, x0)
+
+    def filter_from_the_source(x):     # the filter depends on every example: rows mix
+        return tf.reshape(tf.nn.conv2d(x, tf.reshape(x[0, :3, :3, :], (3, 3, 2, 1)), 1, "VALID"), (3, 16))
+    assert not proven_block_diagonal(*_records_and_ids(filter_from_the_source, x))
+    check_jacobian(filter_from_the_source, x0)

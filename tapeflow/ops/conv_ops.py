@@ -18,6 +18,7 @@ stacked loop over the stack), so the gradients are batch-aware.
 """
 import numpy as np
 
+from ..framework.batching import register_batching_rule
 from ..framework.errors import InvalidArgumentError
 from . import array_ops, window_args as W
 from .common import RegisterGradient, batch_ndim, execute, int_list, is_tensor_like, register_op, to_tensor
@@ -65,6 +66,15 @@ def _conv_backprop_input_fwd(dy, w, strides, dilations, padding, groups, input_s
     K = _kernels()
     return over_stacks(dy, w, len(strides), lambda a, b: K.conv_backprop_input(
         a, b, input_spatial, strides, dilations, padding, groups))
+
+
+@register_batching_rule("Conv", "ConvBackpropInput")
+def _conv_rows(op, batched):
+    """Each example's output comes from its own input and the filter: rows stay independent while the
+    filter does not depend on the source. (ConvBackpropFilter sums over the examples: it has no rule.)"""
+    x, w = op.inputs
+    return (not batched[1] and x._value.ndim == op.outputs[0]._value.ndim
+            and op.outputs[0]._value.shape[:1] == x._value.shape[:1])
 
 
 @register_op("ConvBackpropFilter")

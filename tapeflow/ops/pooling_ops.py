@@ -13,6 +13,7 @@ stays in this family. Ties go to the first maximum in row-major window order.
 """
 import numpy as np
 
+from ..framework.batching import declare, elementwise
 from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
 from . import window_args as W
@@ -34,6 +35,10 @@ def _folded(a, rank, fn):
     lead = a.shape[:a.ndim - rank - 1]
     out = fn(a.reshape((int(np.prod(lead)),) + a.shape[len(lead):]))
     return out.reshape(lead + out.shape[1:])
+
+
+# Windows never cross examples: each output row comes from the same rows of the inputs (of one rank).
+declare(elementwise, "MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool", "AvgPoolGrad")
 
 
 @register_op("MaxPool")
