@@ -5,6 +5,8 @@ Control flow runs eagerly in Python (``cond``, ``while_loop``, ``scan``,
 too: Python control flow is unrolled when a function is traced, and a
 symbolic tensor used as a Python bool is an error there.
 """
+import builtins
+
 import numpy as np
 
 from tapeflow import custom_gradient  # noqa: F401  (tf.custom_gradient: grad_fn(upstream) as Keras calls it)
@@ -147,7 +149,7 @@ def associative_scan(f, elems, reverse=False, axis=0):
         raise ValueError("associative_scan: every element must have the same size along `axis`")
 
     def piece(i):
-        key = (slice(None),) * axis + (slice(i, i + 1),)
+        key = (builtins.slice(None),) * axis + (builtins.slice(i, i + 1),)
         return nest.pack_sequence_as(elems, [leaf[key] for leaf in leaves])
 
     order = range(n - 1, -1, -1) if reverse else range(n)

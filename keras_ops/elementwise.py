@@ -292,9 +292,11 @@ def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
     if not is_float(x1.dtype.name):
         x1, x2 = M.cast(x1, "float64"), M.cast(x2, "float64")
     name = x1.dtype.name
-    close = M.less_equal(M.abs(M.subtract(x1, x2)),
-                         M.add(convert(atol, name), M.multiply(convert(rtol, name), M.abs(x2))))
-    close = M.logical_or(M.logical_and(close, M.is_finite(M.subtract(x1, x2))), M.equal(x1, x2))
+    finite = M.logical_and(M.is_finite(x1), M.is_finite(x2))
+    zero = convert(0, name)
+    a, b = A.where(finite, x1, zero), A.where(finite, x2, zero)   # no inf - inf below
+    close = M.less_equal(M.abs(M.subtract(a, b)), M.add(convert(atol, name), M.multiply(convert(rtol, name), M.abs(b))))
+    close = M.logical_or(M.logical_and(close, finite), M.equal(x1, x2))
     if equal_nan:
         close = M.logical_or(close, M.logical_and(M.is_nan(x1), M.is_nan(x2)))
     return close

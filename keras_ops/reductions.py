@@ -6,6 +6,8 @@ int32 (uint32 for small unsigned ints); ``mean`` of integers is float32;
 and ``argsort`` give int32. ``axis=None`` reduces (or, for argmax, cumsum,
 flattens) everything.
 """
+import builtins
+
 import numpy as np
 
 from tapeflow.ops import array_ops as A
@@ -67,13 +69,13 @@ def _extremum(reduce, pick, name):
     def extremum(x, axis=None, keepdims=False, initial=None):
         x = convert(x)
         axes = _axes(x, axis, name)
-        if any(x.shape[a] == 0 for a in axes) and initial is None:
+        if builtins.any(x.shape[a] == 0 for a in axes) and initial is None:
             raise ValueError(f"{name}: cannot reduce over an empty axis without an `initial` value "
                              f"(shape {tuple(x.shape)}, axis {axis})")
         if initial is None:
             return reduce(x, axes, keepdims=keepdims)
         start = convert(initial, x.dtype.name)
-        if any(x.shape[a] == 0 for a in axes):
+        if builtins.any(x.shape[a] == 0 for a in axes):
             kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keepdims else \
                 tuple(d for i, d in enumerate(x.shape) if i not in axes)
             return A.broadcast_to(start, kept)
@@ -172,7 +174,7 @@ def quantile(x, q, axis=None, method="linear", keepdims=False):
     if method not in _METHODS:
         raise ValueError(f"quantile: `method` must be one of {_METHODS}, received: method={method!r}")
     x = to_float(x)
-    q_values = np.asarray(convert(q).numpy(), dtype=np.float64)
+    q_values = np.asarray(q.numpy() if hasattr(q, "numpy") else q, dtype=np.float64)
     if q_values.ndim > 1 or np.any((q_values < 0) | (q_values > 1)):
         raise ValueError(f"quantile: q must be a scalar or 1-D with values in [0, 1], received: q={q_values}")
     axes = _axes(x, axis, "quantile")
