@@ -18,7 +18,7 @@ from tapeflow.ops import reduction_ops as R
 from tapeflow.ops import update_ops as U
 from tapeflow.ops.common import normalize_axis
 
-from .dtypes import cast, convert, standardize_dtype
+from .dtypes import cast, convert, promote, standardize_dtype
 from .dtypes import is_tensor as _is_tensor
 
 
@@ -112,7 +112,7 @@ def _stack_outputs(outputs, name):
         raise ValueError(f"{name}: no iteration ran, so the shape of the stacked outputs is unknown")
     first = outputs[0]
     flat = [nest.flatten(o) for o in outputs]
-    stacked = [None if column[0] is None else A.stack([convert(v) for v in column]) for column in zip(*flat)]
+    stacked = [None if column[0] is None else A.stack(promote(*column)) for column in zip(*flat)]
     return nest.pack_sequence_as(first, stacked)
 
 
