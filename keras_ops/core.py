@@ -18,7 +18,7 @@ from tapeflow.ops import reduction_ops as R
 from tapeflow.ops import update_ops as U
 from tapeflow.ops.common import normalize_axis
 
-from .dtypes import cast, convert, promote, standardize_dtype
+from .dtypes import cast, convert, promote, standardize_dtype  # noqa: F401  (cast is keras.ops.cast)
 from .dtypes import is_tensor as _is_tensor
 
 

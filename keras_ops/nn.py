@@ -238,7 +238,8 @@ def binary_crossentropy(target, output, from_logits=False):
     eps = _constant(_epsilon(), output)
     one = _constant(1.0, output)
     p = M.clip_by_value(output, eps, M.subtract(one, eps))
-    return M.negative(M.add(M.multiply(target, M.log(p)), M.multiply(M.subtract(one, target), M.log(M.subtract(one, p)))))
+    positive = M.multiply(target, M.log(p))
+    return M.negative(M.add(positive, M.multiply(M.subtract(one, target), M.log(M.subtract(one, p)))))
 
 
 def categorical_crossentropy(target, output, from_logits=False, axis=-1):

@@ -127,16 +127,20 @@ def test_shape_ops_against_numpy():
     cases = [
         (ops.reshape(A, (2, -1)), A.reshape(2, -1)), (ops.transpose(X3, (2, 0, 1)), np.transpose(X3, (2, 0, 1))),
         (ops.expand_dims(A, (0, 3)), np.expand_dims(A, (0, 3))), (ops.squeeze(A[None, :, None]), A),
-        (ops.concatenate([A, B], 1), np.concatenate([A, B], 1)), (ops.concatenate([A, B], None), np.concatenate([A, B], None)),
+        (ops.concatenate([A, B], 1), np.concatenate([A, B], 1)),
+        (ops.concatenate([A, B], None), np.concatenate([A, B], None)),
         (ops.append(A, B, 0), np.append(A, B, 0)), (ops.stack([A, B], 2), np.stack([A, B], 2)),
         (ops.vstack([A[0], B[0]]), np.vstack([A[0], B[0]])), (ops.hstack([A, B]), np.hstack([A, B])),
         (ops.dstack([A, B]), np.dstack([A, B])), (ops.tile(A, (2,)), np.tile(A, (2,))),
         (ops.tile(A, (2, 1, 2)), np.tile(A, (2, 1, 2))), (ops.repeat(A, 2, 1), np.repeat(A, 2, 1)),
         (ops.repeat(A, 2), np.repeat(A, 2)), (ops.repeat(A, [1, 0, 2], 0), np.repeat(A, [1, 0, 2], 0)),
         (ops.flip(A), np.flip(A)), (ops.flip(X3, (0, 2)), np.flip(X3, (0, 2))),
-        (ops.rot90(A), np.rot90(A)), (ops.rot90(A, 2), np.rot90(A, 2)), (ops.rot90(X3, 3, (1, 2)), np.rot90(X3, 3, (1, 2))),
+        (ops.rot90(A), np.rot90(A)),
+        (ops.rot90(A, 2), np.rot90(A, 2)),
+        (ops.rot90(X3, 3, (1, 2)), np.rot90(X3, 3, (1, 2))),
         (ops.broadcast_to(A[0], (2, 4)), np.broadcast_to(A[0], (2, 4))), (ops.ravel(X3), X3.ravel()),
-        (ops.moveaxis(X3, 0, -1), np.moveaxis(X3, 0, -1)), (ops.moveaxis(X3, [0, 1], [2, 0]), np.moveaxis(X3, [0, 1], [2, 0])),
+        (ops.moveaxis(X3, 0, -1), np.moveaxis(X3, 0, -1)),
+        (ops.moveaxis(X3, [0, 1], [2, 0]), np.moveaxis(X3, [0, 1], [2, 0])),
         (ops.swapaxes(X3, 0, 2), np.swapaxes(X3, 0, 2)), (ops.pad(A, ((1, 0), (2, 1))), np.pad(A, ((1, 0), (2, 1)))),
         (ops.pad(A, 1), np.pad(A, 1)), (ops.pad(A, 2, constant_values=3.0), np.pad(A, 2, constant_values=3.0)),
         (ops.pad(A, ((1, 1), (2, 2)), "reflect"), np.pad(A, ((1, 1), (2, 2)), "reflect")),
@@ -160,13 +164,16 @@ def test_indexing_ops_against_numpy():
     order = np.argsort(A, 1)
     m = np.array([[0, 1, 0], [2, 0, 3]])
     cases = [
-        (ops.take(A, [0, -1], 1), np.take(A, [0, -1], 1)), (ops.take(A, [[0, 5], [11, -2]]), np.take(A, [[0, 5], [11, -2]])),
+        (ops.take(A, [0, -1], 1), np.take(A, [0, -1], 1)),
+        (ops.take(A, [[0, 5], [11, -2]]), np.take(A, [[0, 5], [11, -2]])),
         (ops.take_along_axis(A, order, 1), np.take_along_axis(A, order, 1)),
         (ops.take_along_axis(A, order[:1], 1), np.take_along_axis(A, np.broadcast_to(order[:1], (3, 4)), 1)),
         (ops.take_along_axis(A, np.array([3, -1]), None), np.take_along_axis(A.ravel(), np.array([3, 11]), None)),
         (ops.sort(A), np.sort(A)), (ops.sort(A, 0), np.sort(A, 0)), (ops.argsort(A, 0), np.argsort(A, 0)),
         (ops.unique(np.array([3, 1, 3, 2])), np.unique([3, 1, 3, 2])),
-        (ops.diagonal(A), np.diagonal(A)), (ops.diagonal(A, 1), np.diagonal(A, 1)), (ops.diagonal(A, -1), np.diagonal(A, -1)),
+        (ops.diagonal(A), np.diagonal(A)),
+        (ops.diagonal(A, 1), np.diagonal(A, 1)),
+        (ops.diagonal(A, -1), np.diagonal(A, -1)),
         (ops.diagonal(X3, 0, 1, 2), np.diagonal(X3, 0, 1, 2)), (ops.diagonal(X3, 1, 2, 0), np.diagonal(X3, 1, 2, 0)),
         (ops.trace(A), np.trace(A)), (ops.trace(X3, -1, 1, 2), np.trace(X3, -1, 1, 2)),
         (ops.triu(A, 1), np.triu(A, 1)), (ops.tril(X3, -1), np.tril(X3, -1)),
@@ -192,14 +199,16 @@ def test_indexing_ops_against_numpy():
 def test_products_against_numpy():
     cases = [
         (ops.matmul(A, B.T), A @ B.T), (ops.matmul(A, B[0]), A @ B[0]), (ops.matmul(A[0], B.T), A[0] @ B.T),
-        (ops.matmul(A[0], B[0]), A[0] @ B[0]), (ops.matmul(X3, A.T), X3 @ A.T), (ops.matmul(X3[:1], X3.transpose(0, 2, 1)),
-                                                                          X3[:1] @ X3.transpose(0, 2, 1)),
+        (ops.matmul(A[0], B[0]), A[0] @ B[0]), (ops.matmul(X3, A.T), X3 @ A.T),
+        (ops.matmul(X3[:1], X3.transpose(0, 2, 1)), X3[:1] @ X3.transpose(0, 2, 1)),
         (ops.dot(A, B.T), np.dot(A, B.T)), (ops.dot(X3, Y3), np.dot(X3, Y3)), (ops.dot(X3, A[0]), np.dot(X3, A[0])),
         (ops.dot(2.0, A), 2.0 * A), (ops.tensordot(X3, Y3[0], 1), np.tensordot(X3, Y3[0], 1)),
         (ops.tensordot(X3, X3, ((1, 2), (1, 2))), np.tensordot(X3, X3, ((1, 2), (1, 2)))),
         (ops.outer(A, B[0]), np.outer(A, B[0])), (ops.inner(A, B), np.inner(A, B)), (ops.vdot(A, B), np.vdot(A, B)),
-        (ops.einsum("ij,kj->ik", A, B), np.einsum("ij,kj->ik", A, B)), (ops.einsum("bij->b", X3), np.einsum("bij->b", X3)),
-        (ops.cross(A[:, :3], B[:, :3]), np.cross(A[:, :3], B[:, :3])), (ops.cross(A, B, axis=0), np.cross(A, B, axis=0)),
+        (ops.einsum("ij,kj->ik", A, B), np.einsum("ij,kj->ik", A, B)),
+        (ops.einsum("bij->b", X3), np.einsum("bij->b", X3)),
+        (ops.cross(A[:, :3], B[:, :3]), np.cross(A[:, :3], B[:, :3])),
+        (ops.cross(A, B, axis=0), np.cross(A, B, axis=0)),
         (ops.cross(A[:, :2], B[:, :3]), np.cross(np.pad(A[:, :2], ((0, 0), (0, 1))), B[:, :3])),
         (ops.kron(A[:2, :2], B[:2, :3]), np.kron(A[:2, :2], B[:2, :3])),
     ]
@@ -212,12 +221,21 @@ def test_products_against_numpy():
 def test_creation_against_numpy():
     cases = [
         (ops.zeros((2, 3)), np.zeros((2, 3))), (ops.ones(3), np.ones(3)), (ops.full((2, 2), 3), np.full((2, 2), 3.0)),
-        (ops.zeros_like(A), np.zeros_like(A)), (ops.ones_like(A), np.ones_like(A)), (ops.full_like(A, 2), np.full_like(A, 2)),
-        (ops.arange(5), np.arange(5)), (ops.arange(2, 9, 3), np.arange(2, 9, 3)), (ops.arange(0.0, 1.0, 0.25), np.arange(0.0, 1.0, 0.25)),
-        (ops.linspace(0, 1, 5), np.linspace(0, 1, 5)), (ops.linspace(0, 1, 5, endpoint=False), np.linspace(0, 1, 5, endpoint=False)),
+        (ops.zeros_like(A), np.zeros_like(A)),
+        (ops.ones_like(A), np.ones_like(A)),
+        (ops.full_like(A, 2), np.full_like(A, 2)),
+        (ops.arange(5), np.arange(5)),
+        (ops.arange(2, 9, 3), np.arange(2, 9, 3)),
+        (ops.arange(0.0, 1.0, 0.25), np.arange(0.0, 1.0, 0.25)),
+        (ops.linspace(0, 1, 5), np.linspace(0, 1, 5)),
+        (ops.linspace(0, 1, 5, endpoint=False), np.linspace(0, 1, 5, endpoint=False)),
         (ops.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=1), np.linspace([0.0, 1.0], [1.0, 3.0], 3, axis=1)),
-        (ops.logspace(0, 2, 3), np.logspace(0, 2, 3)), (ops.eye(3, 4, 1), np.eye(3, 4, 1)), (ops.identity(2), np.identity(2)),
-        (ops.tri(3, 4, 1), np.tri(3, 4, 1)), (ops.diag([1.0, 2]), np.diag([1.0, 2])), (ops.diag([1.0, 2], 1), np.diag([1.0, 2], 1)),
+        (ops.logspace(0, 2, 3), np.logspace(0, 2, 3)),
+        (ops.eye(3, 4, 1), np.eye(3, 4, 1)),
+        (ops.identity(2), np.identity(2)),
+        (ops.tri(3, 4, 1), np.tri(3, 4, 1)),
+        (ops.diag([1.0, 2]), np.diag([1.0, 2])),
+        (ops.diag([1.0, 2], 1), np.diag([1.0, 2], 1)),
         (ops.diag([1, 2], -2), np.diag([1, 2], -2)), (ops.diag(A, 1), np.diag(A, 1)),
     ]
     for got, want in cases:
@@ -270,7 +288,8 @@ def test_dtype_results_of_keras():
     assert ops.mean(I32).dtype.name == "float32" and ops.mean(F16).dtype.name == "float16"
     assert ops.mean(BOOL).dtype.name == "float32" and float(ops.mean(np.array([1, 2]))) == 1.5
     assert ops.sum(BOOL).dtype.name == "int32" and int(ops.sum(BOOL)) == 1
-    assert ops.sum(I8).dtype.name == "int32" and ops.sum(U8).dtype.name == "uint32" and ops.sum(I64).dtype.name == "int64"
+    assert ops.sum(I8).dtype.name == "int32" and ops.sum(U8).dtype.name == "uint32"
+    assert ops.sum(I64).dtype.name == "int64"
     assert ops.prod(I8).dtype.name == "int32" and ops.cumsum(BOOL).dtype.name == "int32"
     assert ops.divide(I32, I32).dtype.name == "float32" and float(ops.divide(I32, I32)[0]) == 1.0
     assert ops.divide(I32, 2).dtype.name == "float32" and ops.floor_divide(I32, 2).dtype.name == "int32"
@@ -317,11 +336,14 @@ GRADIENT_CASES = [
     ("mod", ops.mod, [r(2, 3), 3 + pos(2, 3)]), ("clip", lambda x: ops.clip(x, -1.0, 1.0), [r(2, 3)]),
     ("where", lambda x, y: ops.where(x > 0, x, y), [away(2, 3), r(2, 3)]),
     ("sum", lambda x: ops.sum(x, 1), [r(2, 3)]), ("mean", lambda x: ops.mean(x, 0, keepdims=True), [r(2, 3)]),
-    ("max", lambda x: ops.max(x, 1), [r(2, 3)]), ("min", ops.min, [r(2, 3)]), ("prod", lambda x: ops.prod(x, 0), [r(2, 3)]),
+    ("max", lambda x: ops.max(x, 1), [r(2, 3)]),
+    ("min", ops.min, [r(2, 3)]),
+    ("prod", lambda x: ops.prod(x, 0), [r(2, 3)]),
     ("std", lambda x: ops.std(x, 1), [r(2, 3)]), ("var", ops.var, [r(2, 3)]),
     ("cumsum", lambda x: ops.cumsum(x, 1), [r(2, 3)]), ("cumprod", lambda x: ops.cumprod(x, 1), [r(2, 3)]),
     ("cumprod with zeros", lambda x: ops.cumprod(ops.multiply(x, np.array([[1.0, 0, 1], [0, 1, 0]])), 1), [r(2, 3)]),
-    ("average", lambda x, w: ops.average(x, 1, w), [r(2, 3), pos(3)]), ("median", lambda x: ops.median(x, 1), [r(2, 3)]),
+    ("average", lambda x, w: ops.average(x, 1, w), [r(2, 3), pos(3)]),
+    ("median", lambda x: ops.median(x, 1), [r(2, 3)]),
     ("quantile", lambda x: ops.quantile(x, [0.2, 0.7]), [r(2, 3)]), ("ptp", lambda x: ops.ptp(x, 0), [r(2, 3)]),
     ("reshape", lambda x: ops.reshape(x, (3, 2)), [r(2, 3)]), ("transpose", ops.transpose, [r(2, 3)]),
     ("expand_dims", lambda x: ops.expand_dims(x, (0, 2)), [r(2, 3)]), ("squeeze", ops.squeeze, [r(1, 3)]),
@@ -330,8 +352,10 @@ GRADIENT_CASES = [
     ("split", lambda x: ops.split(x, [1], 1), [r(2, 3)]), ("tile", lambda x: ops.tile(x, (2, 1, 2)), [r(2, 3)]),
     ("repeat", lambda x: ops.repeat(x, [2, 0, 1], 1), [r(2, 3)]), ("flip", ops.flip, [r(2, 3)]),
     ("rot90", ops.rot90, [r(2, 3)]), ("broadcast_to", lambda x: ops.broadcast_to(x, (2, 2, 3)), [r(2, 3)]),
-    ("moveaxis", lambda x: ops.moveaxis(x, 0, 2), [r(2, 3, 2)]), ("swapaxes", lambda x: ops.swapaxes(x, 0, 1), [r(2, 3)]),
-    ("pad", lambda x: ops.pad(x, ((1, 0), (0, 2))), [r(2, 3)]), ("pad reflect", lambda x: ops.pad(x, 1, "reflect"), [r(2, 3)]),
+    ("moveaxis", lambda x: ops.moveaxis(x, 0, 2), [r(2, 3, 2)]),
+    ("swapaxes", lambda x: ops.swapaxes(x, 0, 1), [r(2, 3)]),
+    ("pad", lambda x: ops.pad(x, ((1, 0), (0, 2))), [r(2, 3)]),
+    ("pad reflect", lambda x: ops.pad(x, 1, "reflect"), [r(2, 3)]),
     ("roll", lambda x: ops.roll(x, 1, 1), [r(2, 3)]), ("diff", lambda x: ops.diff(x, 2), [r(2, 4)]),
     ("take", lambda x: ops.take(x, [2, -1, 0], 1), [r(2, 3)]),
     ("take_along_axis", lambda x: ops.take_along_axis(x, np.array([[2, 0], [1, 1]]), 1), [r(2, 3)]),
@@ -339,13 +363,17 @@ GRADIENT_CASES = [
     ("trace", ops.trace, [r(3, 3)]), ("triu", ops.triu, [r(3, 3)]), ("tril", lambda x: ops.tril(x, -1), [r(3, 3)]),
     ("matmul", ops.matmul, [r(2, 3), r(3, 2)]), ("matmul vector", ops.matmul, [r(2, 3), r(3)]),
     ("dot", ops.dot, [r(2, 2, 3), r(3, 2)]), ("tensordot", lambda x, y: ops.tensordot(x, y, 1), [r(2, 3), r(3, 2)]),
-    ("outer", ops.outer, [r(2), r(3)]), ("inner", ops.inner, [r(2, 3), r(2, 3)]), ("vdot", ops.vdot, [r(2, 3), r(2, 3)]),
-    ("einsum", lambda x, y: ops.einsum("ij,jk->ik", x, y), [r(2, 3), r(3, 2)]), ("cross", ops.cross, [r(2, 3), r(2, 3)]),
+    ("outer", ops.outer, [r(2), r(3)]),
+    ("inner", ops.inner, [r(2, 3), r(2, 3)]),
+    ("vdot", ops.vdot, [r(2, 3), r(2, 3)]),
+    ("einsum", lambda x, y: ops.einsum("ij,jk->ik", x, y), [r(2, 3), r(3, 2)]),
+    ("cross", ops.cross, [r(2, 3), r(2, 3)]),
     ("kron", ops.kron, [r(2, 2), r(2, 1)]), ("det", ops.det, [r(3, 3) + 3 * np.eye(3)]),
     ("inv", ops.inv, [r(3, 3) + 3 * np.eye(3)]), ("solve", ops.solve, [r(3, 3) + 3 * np.eye(3), r(3, 2)]),
     ("solve_triangular", lambda a, b: ops.solve_triangular(a, b, lower=True), [r(3, 3) + 3 * np.eye(3), r(3)]),
     ("norm", lambda x: ops.norm(x, axis=1), [r(2, 3)]), ("norm 3", lambda x: ops.norm(x, 3, 0), [away(2, 3)]),
-    ("norm fro", lambda x: ops.norm(x, "fro", (0, 1)), [r(2, 3)]), ("norm 1", lambda x: ops.norm(x, 1, (0, 1)), [away(2, 3)]),
+    ("norm fro", lambda x: ops.norm(x, "fro", (0, 1)), [r(2, 3)]),
+    ("norm 1", lambda x: ops.norm(x, 1, (0, 1)), [away(2, 3)]),
 ]
 
 

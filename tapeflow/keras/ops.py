@@ -17,6 +17,7 @@ from tapeflow.keras_ops.nn import (batch_normalization, binary_crossentropy, cat
                                    celu, dot_product_attention, elu, gelu, glu, hard_shrink, hard_sigmoid, hard_silu,
                                    hard_swish, hard_tanh, layer_normalization, leaky_relu, log_sigmoid, log_softmax,
                                    moments, multi_hot, normalize, one_hot, psnr, relu, relu6, rms_normalization, selu,
-                                   sigmoid, silu, soft_shrink, softmax, softplus, softsign, sparse_categorical_crossentropy,
-                                   sparse_plus, sparse_sigmoid, squareplus, swish, tanh_shrink, threshold)
+                                   sigmoid, silu, soft_shrink, softmax, softplus, softsign,
+                                   sparse_categorical_crossentropy, sparse_plus, sparse_sigmoid, squareplus, swish,
+                                   tanh_shrink, threshold)
 from tapeflow.keras_ops.numpy import *  # noqa: F401,F403

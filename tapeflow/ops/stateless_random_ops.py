@@ -120,8 +120,9 @@ def uniform_int(shape, seed, minval, maxval, dtype="int32"):
     """Integers uniform in [minval, maxval)."""
     if int(minval) >= int(maxval):
         raise InvalidArgumentError(f"randint: minval ({minval}) must be less than maxval ({maxval})")
-    return execute("StatelessUniformInt", (_seed(seed),), {"shape": int_list(shape), "dtype": dtypes.as_dtype(dtype).name,
-                                                           "minval": int(minval), "maxval": int(maxval)})
+    attrs = {"shape": int_list(shape), "dtype": dtypes.as_dtype(dtype).name, "minval": int(minval),
+             "maxval": int(maxval)}
+    return execute("StatelessUniformInt", (_seed(seed),), attrs)
 
 
 def permutation(n, seed):
