@@ -261,3 +261,28 @@ def test_bad_arguments_raise_clear_errors(call, message):
     with pytest.raises(ValueError) as info:
         call()
     assert message in str(info.value)
+
+
+def test_a_layer_written_with_ops_trains_on_its_variables():
+    import tapeflow.keras as keras
+
+    class SoftmaxRegression(keras.layers.Layer):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[-1], 2), initializer="glorot_uniform")
+            self.b = self.add_weight(shape=(2,), initializer="zeros")
+
+        def call(self, x):
+            return ops.softmax(ops.matmul(x, self.w) + self.b)
+
+    layer = SoftmaxRegression()
+    x = rng.normal(size=(8, 3)).astype("float32")
+    y = np.eye(2, dtype="float32")[np.arange(8) % 2]
+    with tf.GradientTape() as tape:
+        p = layer(x)
+        loss = ops.mean(ops.categorical_crossentropy(y, p))
+    grad_w, grad_b = tape.gradient(loss, [layer.w, layer.b])
+    p_ref = np.exp(x @ layer.w.numpy())
+    p_ref /= p_ref.sum(-1, keepdims=True)
+    np.testing.assert_allclose(p.numpy(), p_ref, rtol=1e-5)
+    np.testing.assert_allclose(grad_w.numpy(), x.T @ (p_ref - y) / 8, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(grad_b.numpy(), (p_ref - y).mean(0), rtol=1e-4, atol=1e-6)
