@@ -332,3 +332,26 @@ def real(x):
 
 def imag(x):
     return M.imag(convert(x))
+
+
+# ----------------------------------------------------------------- bitwise ---
+def _bitwise(op):
+    def bitwise(x, y):
+        x, y = promote(x, y)
+        return op(x, y)
+    bitwise.__name__ = op.__name__
+    return bitwise
+
+
+bitwise_and = _bitwise(X.bitwise_and)
+bitwise_or = _bitwise(X.bitwise_or)
+bitwise_xor = _bitwise(X.bitwise_xor)
+bitwise_left_shift = left_shift = _bitwise(X.left_shift)
+bitwise_right_shift = right_shift = _bitwise(X.right_shift)
+
+
+def bitwise_invert(x):
+    return X.invert(convert(x))
+
+
+bitwise_not = bitwise_invert

@@ -1,7 +1,8 @@
-"""``keras.ops.linalg``: norm, det, inv, solve, solve_triangular (all differentiable)."""
+"""``keras.ops.linalg``: norm, det, inv, solve, solve_triangular, cholesky (all differentiable)."""
 import numpy as np
 
 from tapeflow.ops import array_ops as A
+from tapeflow.ops import decomposition_ops as D
 from tapeflow.ops import linalg_ops as L
 from tapeflow.ops import math_ops as M
 from tapeflow.ops import reduction_ops as R
@@ -96,3 +97,9 @@ def solve_triangular(a, b, lower=False):
     n, m = a.shape[-2], a.shape[-1]
     keep = np.tri(n, m, dtype=bool) if lower else ~np.tri(n, m, -1, dtype=bool)
     return solve(A.where(convert(keep), a, convert(0, a.dtype.name)), b)
+
+
+def cholesky(x, upper=False):
+    """The triangular factor of a symmetric positive definite matrix: lower L with L L^T = x (or upper U = L^T)."""
+    lower = D.cholesky(_floats(x))
+    return A.matrix_transpose(lower) if upper else lower

@@ -263,6 +263,22 @@ def test_linalg_against_numpy():
     np.testing.assert_allclose(value(ops.solve_triangular(SQ, A[:, :2], lower=True)),
                                np.linalg.solve(np.tril(SQ), A[:, :2]))
     np.testing.assert_allclose(value(ops.solve_triangular(SQ, A[:, :2])), np.linalg.solve(np.triu(SQ), A[:, :2]))
+    spd = SQ @ SQ.T
+    np.testing.assert_allclose(value(ops.cholesky(spd)), np.linalg.cholesky(spd), rtol=1e-12)
+    np.testing.assert_allclose(value(ops.cholesky(np.stack([spd, 2 * spd]), upper=True)),
+                               np.linalg.cholesky(np.stack([spd, 2 * spd])).transpose(0, 2, 1), rtol=1e-12)
+
+
+def test_bitwise_against_numpy():
+    a, b = np.array([5, 3, 12, -7], np.int32), np.array([3, 5, 1, 2], np.int32)
+    for name, reference in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                            ("bitwise_xor", np.bitwise_xor), ("left_shift", np.left_shift),
+                            ("bitwise_left_shift", np.left_shift), ("right_shift", np.right_shift),
+                            ("bitwise_right_shift", np.right_shift)):
+        np.testing.assert_array_equal(value(getattr(ops, name)(a, b)), reference(a, b))
+    np.testing.assert_array_equal(value(ops.bitwise_not(a)), np.invert(a))
+    np.testing.assert_array_equal(value(ops.bitwise_invert(np.array([True, False]))), [False, True])
+    assert ops.bitwise_and(np.array([6], np.uint8), 3).dtype.name == "uint8"
 
 
 # -------------------------------------------------------- Keras dtype rules ---
@@ -371,6 +387,8 @@ GRADIENT_CASES = [
     ("kron", ops.kron, [r(2, 2), r(2, 1)]), ("det", ops.det, [r(3, 3) + 3 * np.eye(3)]),
     ("inv", ops.inv, [r(3, 3) + 3 * np.eye(3)]), ("solve", ops.solve, [r(3, 3) + 3 * np.eye(3), r(3, 2)]),
     ("solve_triangular", lambda a, b: ops.solve_triangular(a, b, lower=True), [r(3, 3) + 3 * np.eye(3), r(3)]),
+    ("cholesky", lambda m: ops.cholesky(ops.matmul(m, ops.transpose(m)) + np.eye(3)), [r(3, 3)]),
+    ("cholesky upper", lambda m: ops.cholesky(ops.matmul(m, ops.transpose(m)) + np.eye(3), upper=True), [r(3, 3)]),
     ("norm", lambda x: ops.norm(x, axis=1), [r(2, 3)]), ("norm 3", lambda x: ops.norm(x, 3, 0), [away(2, 3)]),
     ("norm fro", lambda x: ops.norm(x, "fro", (0, 1)), [r(2, 3)]),
     ("norm 1", lambda x: ops.norm(x, 1, (0, 1)), [away(2, 3)]),
@@ -385,7 +403,7 @@ def test_first_and_second_derivatives(name, f, inputs):
 
 
 @pytest.mark.parametrize("name", ["cumprod with zeros", "take", "diagonal", "pad reflect", "arctan2", "logaddexp",
-                                  "cross", "quantile"])
+                                  "cross", "quantile", "cholesky"])
 def test_jacobians_with_stacked_cotangents(name):
     _, f, inputs = next(c for c in GRADIENT_CASES if c[0] == name)
     check_jacobian(lambda *xs: ops.reshape(_first(f(*xs)), (-1,)), *inputs)
@@ -420,6 +438,8 @@ def test_ops_on_int_tensors_have_no_gradient_path_but_float_ones_do():
     (lambda: ops.moveaxis(np.ones((2, 3)), [0, 1], [0]), "must have the same number of axes"),
     (lambda: ops.diagonal(np.ones(3)), "diagonal: `x` must have rank >= 2"),
     (lambda: ops.broadcast_to(np.ones(3), (2, 2)), "cannot broadcast a tensor of shape (3,) to (2, 2)"),
+    (lambda: ops.cholesky(-np.eye(2)), "Cholesky decomposition was not successful"),
+    (lambda: ops.bitwise_and(np.ones(2), np.ones(2)), "expected integer or bool tensors"),
 ])
 def test_bad_arguments_raise_clear_errors(call, message):
     with pytest.raises((ValueError, TypeError)) as info:

@@ -10,7 +10,7 @@ from tapeflow.keras_ops.core import (associative_scan, cast, cond, convert_to_nu
                                      scatter, scatter_update, shape, slice, slice_update, stop_gradient, switch,
                                      unstack, vectorized_map, while_loop)
 from tapeflow.keras_ops.image import rgb_to_grayscale  # noqa: F401
-from tapeflow.keras_ops.linalg import det, inv, norm, solve, solve_triangular  # noqa: F401
+from tapeflow.keras_ops.linalg import cholesky, det, inv, norm, solve, solve_triangular  # noqa: F401
 from tapeflow.keras_ops.math import (erf, erfinv, extract_sequences, in_top_k, logdet, logsumexp, rsqrt,  # noqa: F401
                                      segment_max, segment_sum, top_k)
 from tapeflow.keras_ops.nn import (batch_normalization, binary_crossentropy, categorical_crossentropy,  # noqa: F401

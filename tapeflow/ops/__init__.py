@@ -1,4 +1,4 @@
 """The op library: one module per family, each op's forward and gradient side by side."""
 from . import array_ops, math_ops, reduction_ops  # noqa: F401  (math/array/reduction import each other)
 from . import linalg_ops, nn_ops, random_ops  # noqa: F401
-from . import extra_math_ops, stateless_random_ops, update_ops  # noqa: F401  (NumPy/Keras extras)
+from . import decomposition_ops, extra_math_ops, stateless_random_ops, update_ops  # noqa: F401  (Keras extras)

@@ -1,7 +1,8 @@
-"""Math ops NumPy and Keras have beyond tf.math's core: atan2, inverse hyperbolics, erfinv, cumprod.
+"""Math ops NumPy and Keras have beyond tf.math's core: atan2, inverse hyperbolics, erfinv, cumprod, and the
+bitwise ops.
 
 Each is an op with its gradient written in ops (so derivatives of any order
-work) and a batching rule.
+work; the bitwise ops have none) and a batching rule.
 """
 import numpy as np
 
@@ -9,7 +10,8 @@ from ..framework.batching import axis_attr_not_0, declare, elementwise
 from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
 from . import array_ops, reduction_ops
-from .common import RegisterGradient, batch_ndim, binary_args, execute, normalize_axis, quietly, register_op, to_tensor
+from .common import (RegisterGradient, batch_ndim, binary_args, execute, no_gradient, normalize_axis, quietly,
+                     register_op, to_tensor)
 from .math_ops import (_check_float, _unary, add, divide, exp, multiply, negative, reciprocal, rsqrt, square,
                        subtract)
 
@@ -132,3 +134,32 @@ def cumprod(x, axis=0, name=None):
 
 
 declare(axis_attr_not_0("axis"), "Cumprod")
+
+
+# ---------------------------------------------------------------- bitwise ---
+def _bitwise(op_type, np_fn, arity):
+    register_op(op_type)(np_fn)
+    declare(elementwise, op_type)
+    no_gradient(op_type)
+
+    def check(x):
+        if x._value.dtype.kind not in "iub":
+            raise InvalidArgumentError(f"{op_type}: expected integer or bool tensors, got {x.dtype.name} [Op:{op_type}]")
+        return x
+
+    if arity == 1:
+        def public(x, name=None):
+            return execute(op_type, (check(to_tensor(x)),))
+    else:
+        def public(x, y, name=None):
+            x, y = binary_args(x, y, op_type)
+            return execute(op_type, (check(x), check(y)))
+    return public
+
+
+bitwise_and = _bitwise("BitwiseAnd", np.bitwise_and, 2)
+bitwise_or = _bitwise("BitwiseOr", np.bitwise_or, 2)
+bitwise_xor = _bitwise("BitwiseXor", np.bitwise_xor, 2)
+invert = _bitwise("Invert", np.invert, 1)
+left_shift = _bitwise("LeftShift", np.left_shift, 2)
+right_shift = _bitwise("RightShift", np.right_shift, 2)
