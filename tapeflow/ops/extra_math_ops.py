@@ -144,7 +144,8 @@ def _bitwise(op_type, np_fn, arity):
 
     def check(x):
         if x._value.dtype.kind not in "iub":
-            raise InvalidArgumentError(f"{op_type}: expected integer or bool tensors, got {x.dtype.name} [Op:{op_type}]")
+            raise InvalidArgumentError(f"{op_type}: expected integer or bool tensors, got {x.dtype.name} "
+                                       f"[Op:{op_type}]")
         return x
 
     if arity == 1:
