@@ -101,9 +101,10 @@ def minimum(x1, x2):
 
 
 def clip(x, x_min, x_max):
-    """``x`` limited to [x_min, x_max], in x's dtype (bools as int32)."""
-    x = _bool_as_int(convert(x))
-    return M.clip_by_value(x, convert(x_min, x.dtype.name), convert(x_max, x.dtype.name))
+    """``x`` limited to [x_min, x_max], in the promoted dtype of the three (bools count as int32), so float
+    bounds on an int tensor give floats rather than truncated bounds."""
+    x, lo, hi = promote(_bool_as_int(convert(x)), x_min, x_max)
+    return M.clip_by_value(x, lo, hi)
 
 
 def _bool_as_int(x):
@@ -123,7 +124,7 @@ def _is_python_number(v):
 def _real_function(op):
     def function(x):
         return op(to_float(x))
-    function.__name__ = op.__name__
+    function.__name__ = function.__qualname__ = op.__name__
     return function
 
 
@@ -239,7 +240,7 @@ def _comparison(op):
     def comparison(x1, x2):
         x1, x2 = promote(x1, x2)
         return op(x1, x2)
-    comparison.__name__ = op.__name__
+    comparison.__name__ = comparison.__qualname__ = op.__name__
     return comparison
 
 
@@ -272,18 +273,19 @@ def logical_not(x):
     return M.logical_not(_as_bool(x))
 
 
-def _float_test(op, for_non_float):
+def _float_test(op, for_non_float, name):
     def test(x):
         x = convert(x)
         if not is_float(x.dtype.name):
             return A.fill(tuple(x.shape), for_non_float)
         return op(x)
+    test.__name__ = test.__qualname__ = name
     return test
 
 
-isnan = _float_test(M.is_nan, False)
-isinf = _float_test(M.is_inf, False)
-isfinite = _float_test(M.is_finite, True)
+isnan = _float_test(M.is_nan, False, "isnan")
+isinf = _float_test(M.is_inf, False, "isinf")
+isfinite = _float_test(M.is_finite, True, "isfinite")
 
 
 def isclose(x1, x2, rtol=1e-5, atol=1e-8, equal_nan=False):
@@ -339,7 +341,7 @@ def _bitwise(op):
     def bitwise(x, y):
         x, y = promote(x, y)
         return op(x, y)
-    bitwise.__name__ = op.__name__
+    bitwise.__name__ = bitwise.__qualname__ = op.__name__
     return bitwise
 
 

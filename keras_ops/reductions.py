@@ -80,7 +80,7 @@ def _extremum(reduce, pick, name):
                 tuple(d for i, d in enumerate(x.shape) if i not in axes)
             return A.broadcast_to(start, kept)
         return pick(reduce(x, axes, keepdims=keepdims), start)
-    extremum.__name__ = name
+    extremum.__name__ = extremum.__qualname__ = name
     return extremum
 
 
@@ -96,7 +96,7 @@ def _bool_reduction(reduce, name):
         if x.dtype.name != "bool":
             x = M.not_equal(x, convert(0, x.dtype.name))
         return reduce(x, _axes(x, axis, name), keepdims=keepdims)
-    reduction.__name__ = name
+    reduction.__name__ = reduction.__qualname__ = name
     return reduction
 
 
@@ -119,7 +119,7 @@ def _arg_extremum(reduce, name):
         axis = normalize_axis(int(axis), x.ndim, op=name)
         out = reduce(x, axis, output_type="int32")
         return A.expand_dims(out, axis) if keepdims else out
-    arg_extremum.__name__ = name
+    arg_extremum.__name__ = arg_extremum.__qualname__ = name
     return arg_extremum
 
 

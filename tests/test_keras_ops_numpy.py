@@ -321,7 +321,8 @@ def test_dtype_results_of_keras():
     assert ops.zeros_like(I8).dtype.name == "int8" and ops.full_like(I8, 3).dtype.name == "int8"
     assert ops.linspace(0, 1, 3).dtype.name == "float32" and ops.eye(2, dtype="int32").dtype.name == "int32"
     assert ops.concatenate([I32, F16]).dtype.name == "float16" and ops.matmul(I32, I8).dtype.name == "int32"
-    assert ops.where(BOOL, I8, 2.0).dtype.name == "float32" and ops.clip(I32, 0.5, 1.5).dtype.name == "int32"
+    assert ops.where(BOOL, I8, 2.0).dtype.name == "float32" and ops.clip(I8, 0, 1).dtype.name == "int8"
+    assert ops.clip(I32, 0.5, 1.5).numpy().tolist() == [1.0, 1.5] and ops.clip(BOOL, 0, 1).dtype.name == "int32"
 
 
 def test_floatx_widens_weak_results():

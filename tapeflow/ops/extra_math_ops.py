@@ -137,7 +137,7 @@ declare(axis_attr_not_0("axis"), "Cumprod")
 
 
 # ---------------------------------------------------------------- bitwise ---
-def _bitwise(op_type, np_fn, arity):
+def _bitwise(op_type, np_fn, arity, public_name):
     register_op(op_type)(np_fn)
     declare(elementwise, op_type)
     no_gradient(op_type)
@@ -155,12 +155,13 @@ def _bitwise(op_type, np_fn, arity):
         def public(x, y, name=None):
             x, y = binary_args(x, y, op_type)
             return execute(op_type, (check(x), check(y)))
+    public.__name__ = public.__qualname__ = public_name
     return public
 
 
-bitwise_and = _bitwise("BitwiseAnd", np.bitwise_and, 2)
-bitwise_or = _bitwise("BitwiseOr", np.bitwise_or, 2)
-bitwise_xor = _bitwise("BitwiseXor", np.bitwise_xor, 2)
-invert = _bitwise("Invert", np.invert, 1)
-left_shift = _bitwise("LeftShift", np.left_shift, 2)
-right_shift = _bitwise("RightShift", np.right_shift, 2)
+bitwise_and = _bitwise("BitwiseAnd", np.bitwise_and, 2, "bitwise_and")
+bitwise_or = _bitwise("BitwiseOr", np.bitwise_or, 2, "bitwise_or")
+bitwise_xor = _bitwise("BitwiseXor", np.bitwise_xor, 2, "bitwise_xor")
+invert = _bitwise("Invert", np.invert, 1, "invert")
+left_shift = _bitwise("LeftShift", np.left_shift, 2, "left_shift")
+right_shift = _bitwise("RightShift", np.right_shift, 2, "right_shift")
