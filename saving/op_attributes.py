@@ -202,6 +202,7 @@ _CONV = OpSchema(**_CONV_ATTRS)
 _CONV_INPUT = OpSchema(input_spatial=window, **_CONV_ATTRS)
 _CONV_FILTER = OpSchema(filter_spatial=window, **_CONV_ATTRS)
 _POOL = OpSchema(ksize=window, strides=window, padding=paddings)
+_STATELESS = OpSchema(shape=shape, dtype=dtype_name)
 
 SCHEMAS = {
     **{op: _REDUCTION for op in ("Sum", "Mean", "Max", "Min", "Prod", "Any", "All")},
@@ -244,6 +245,17 @@ SCHEMAS = {
     "Conv": _CONV, "ConvBackpropInput": _CONV_INPUT, "ConvBackpropFilter": _CONV_FILTER,
     **{op: _POOL for op in ("MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool")},
     "AvgPoolGrad": OpSchema(ksize=window, strides=window, padding=paddings, input_spatial=window),
+    "Cumprod": OpSchema(axis=axis),
+    "DynamicSlice": OpSchema(sizes=shape),
+    "ScatterUpdateWinners": OpSchema(shape=shape),
+    "TensorScatterUpdate": OpSchema(core_rank=int_in(0, MAX_RANK + 1)),
+    **{op: _STATELESS for op in ("StatelessUniformUnit", "StatelessStandardNormal",
+                                 "StatelessTruncatedStandardNormal", "StatelessGamma", "StatelessBinomial",
+                                 "StatelessBeta")},
+    "StatelessUniformInt": OpSchema(shape=shape, dtype=integer_dtype, minval=integer, maxval=integer),
+    "StatelessPermutation": OpSchema(n=count),
+    "StatelessMultinomial": OpSchema(num_samples=count, dtype=integer_dtype),
+    "StatelessDropoutMask": OpSchema(shape=shape, rate=number, dtype=floating_dtype),
     "CheckNumerics": OpSchema(message=string),
     "Assert": OpSchema(message=string, summarize=count),
     "FusedBatchNormTraining": OpSchema(epsilon=number),
