@@ -92,24 +92,27 @@ class Restoration:
 
     # ---------------------------------------------------------- binding ---
     def _bind(self, live, node_id, plan):
-        if node_id in self.bound:
-            return
-        self.bound[node_id] = live
-        node = self.nodes[node_id]
-        if isinstance(live, Variable):
-            if node.key is not None:
-                plan.variables.append((live, node_id))
-            return
-        if isinstance(live, Optimizer):
-            plan.optimizers.append((live, node_id))
-            return
-        live_children = {escape(name): child for name, child in children(live)}
-        for name, child_id in node.children:
-            child = live_children.get(name)
-            if child is not None:
-                self._bind(child, child_id, plan)
-            elif self._can_grow(live):
-                self._defer(live, name, child_id)
+        """Binds ``live`` to ``node_id`` and, breadth first as TensorFlow, its children to the node's."""
+        queue = [(live, node_id)]
+        for live, node_id in queue:
+            if node_id in self.bound:
+                continue
+            self.bound[node_id] = live
+            node = self.nodes[node_id]
+            if isinstance(live, Variable):
+                if node.key is not None:
+                    plan.variables.append((live, node_id))
+                continue
+            if isinstance(live, Optimizer):
+                plan.optimizers.append((live, node_id))
+                continue
+            live_children = {escape(name): child for name, child in children(live)}
+            for name, child_id in node.children:
+                child = live_children.get(name)
+                if child is not None:
+                    queue.append((child, child_id))
+                elif self._can_grow(live):
+                    self._defer(live, name, child_id)
 
     @staticmethod
     def _can_grow(live):
