@@ -172,8 +172,8 @@ class CheckpointLoadStatus:
     def assert_existing_objects_matched(self):
         """Raises AssertionError if a variable that exists now got no value from the checkpoint."""
         r = self._restoration
-        unassigned = [i for i, obj in r.bound.items()
-                      if isinstance(obj, Variable) and r.nodes[i].key is not None and i in r.unrestored_nodes()]
+        unrestored = set(r.unrestored_nodes())
+        unassigned = [i for i, obj in r.bound.items() if isinstance(obj, Variable) and i in unrestored]
         if unassigned:
             raise AssertionError(f"Object {r.name(unassigned[0])} not assigned a value from checkpoint "
                                  f"'{r.source}'.")
@@ -334,7 +334,13 @@ class CheckpointManager:
         timestamps = state.all_model_checkpoint_timestamps
         if len(timestamps) != len(state.all_model_checkpoint_paths):
             timestamps = [self._last_preserved_timestamp] * len(state.all_model_checkpoint_paths)
+        directory = os.path.abspath(self._directory)
         for path, timestamp in zip(state.all_model_checkpoint_paths, timestamps):
+            if os.path.dirname(os.path.abspath(path)) != directory:
+                # Rotation deletes what it manages: never anything outside the manager's directory.
+                warnings.warn(f"Not managing checkpoint '{path}' listed in '{self._directory}': it lies outside "
+                              "that directory.", stacklevel=3)
+                continue
             timestamp = min(timestamp, now)
             if timestamp > self._last_preserved_timestamp:
                 self._maybe_delete[path] = timestamp

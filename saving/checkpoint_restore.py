@@ -145,7 +145,7 @@ class Restoration:
         """The store for ``load_own_variables`` (keys only) after checking what can be checked now."""
         items = self._optimizer_items(node_id)
         own = optimizer.variables
-        if optimizer.built and len(items) != len(own):
+        if len(items) != len(own) and (optimizer.built or len(items) < len(own)):
             warnings.warn(f"Skipping variable loading for optimizer '{optimizer.name}', because it has {len(own)} "
                           f"variables whereas the saved optimizer has {len(items)} variables.", stacklevel=5)
             return None

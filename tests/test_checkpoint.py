@@ -480,3 +480,19 @@ def test_backup_every_n_batches(tmp_path):
             keras.callbacks.BackupAndRestore(backup, save_freq=3, delete_checkpoint=False), Watch()])
     assert json.loads((backup / "training_metadata.json").read_text()) == {"epoch": 0, "batch": 5}
     assert len(saved) == 6  # the first backup after batch 3 (index 2), then seen after every batch
+
+
+def test_manager_never_deletes_outside_its_directory(tmp_path):
+    outside = tmp_path / "precious.h5"
+    outside.write_bytes(b"keep me")
+    directory = tmp_path / "ckpts"
+    directory.mkdir()
+    (directory / "checkpoint").write_text(f'model_checkpoint_path: "{tmp_path}/precious"\n'
+                                          f'all_model_checkpoint_paths: "{tmp_path}/precious"\n'
+                                          f'all_model_checkpoint_timestamps: 1e12\n')
+    with pytest.warns(UserWarning, match="lies outside that directory"):
+        manager = tf.train.CheckpointManager(tf.train.Checkpoint(v=tf.Variable(1.0)), directory, max_to_keep=1)
+    manager.save()
+    manager.save()
+    assert outside.read_bytes() == b"keep me"
+    assert manager.checkpoints == [str(directory / "ckpt-2")]
