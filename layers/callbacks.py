@@ -923,6 +923,7 @@ class TensorBoard(Callback):
     def _write_keras_model_summary(self):
         if type(self.model).__name__ not in ("Functional", "Sequential"):
             return
+        writer = self._writer("train")  # first: without tensorboard it raises the ImportError saying what to install
         from tensorboard.compat.proto import summary_pb2
         try:
             config = self.model.to_json()
@@ -932,7 +933,7 @@ class TensorBoard(Callback):
         metadata = summary_pb2.SummaryMetadata()
         metadata.plugin_data.plugin_name = "graph_keras_model"
         metadata.plugin_data.content = b"1"
-        with self._writer("train").as_default():
+        with writer.as_default():
             self.summary.write("keras", config, step=0, metadata=metadata)
 
     # -- the default writer for batch-level summaries ----------------------------------------

@@ -35,9 +35,10 @@ def write_checkpoint(prefix, graph):
     """Writes the values of ``graph`` (a trackable_graph.ObjectGraph) to ``<prefix>.h5``, atomically."""
     nodes = []
     values = []
+    variable_nodes = {i for i, _ in graph.variables()}
     for i, edges in enumerate(graph.edges):
         node = {"children": [[name, j] for name, j in edges]}
-        if i in dict(graph.variables()):
+        if i in variable_nodes:
             node["key"] = graph.value_key(i)
             values.append((node["key"], np.asarray(graph.objects[i])))
         nodes.append(node)
