@@ -283,7 +283,10 @@ class Trainer:
         callbacks = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
                                  verbose=verbose, epochs=epochs, steps=data.num_batches)
         self.stop_training = False
+        self._initial_epoch = None
         callbacks.on_train_begin()
+        if self._initial_epoch is not None:  # set by BackupAndRestore when it resumes a backup
+            initial_epoch = self._initial_epoch
         training_logs = None
         logs = {}
         for epoch in range(initial_epoch, epochs):

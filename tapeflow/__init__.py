@@ -44,6 +44,8 @@ _LAZY = {
     "optimizers": ("tapeflow.optimizers", None),
     "saving": ("tapeflow.saving", None),
     "saved_model": ("tapeflow.saving.saved_model", None),
+    "train": ("tapeflow.train", None),
+    "summary": ("tapeflow.summary", None),
 }
 
 

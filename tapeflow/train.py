@@ -1,0 +1,11 @@
+"""``tf.train``: object-based checkpoints (``tapeflow.saving.checkpoint``). Loaded on first use of ``tf.train``."""
+from tapeflow.saving.checkpoint import (Checkpoint, CheckpointLoadStatus, CheckpointManager,  # noqa: F401
+                                        CheckpointOptions, InitializationOnlyStatus, latest_checkpoint,
+                                        list_variables, load_variable)
+from tapeflow.saving.checkpoint_state import CheckpointState  # noqa: F401
+from tapeflow.saving.checkpoint_state import read_state as _read_state
+
+
+def get_checkpoint_state(checkpoint_dir, latest_filename=None):
+    """The ``CheckpointState`` recorded in ``checkpoint_dir`` (paths joined to it), or None."""
+    return _read_state(checkpoint_dir, latest_filename or "checkpoint")
