@@ -25,17 +25,42 @@ _NO_ATTRS = MappingProxyType({})
 _FORWARDS = {}
 
 
-class ThreadRecording(threading.local):
-    """One thread's recording state. Read its lists; change them only through the methods."""
+class _Nothing:
+    """``ThreadRecording.only_tape`` when nothing records on the thread."""
+    __slots__ = ()
+
+
+NOTHING = _Nothing()
+
+
+class ThreadRecording:
+    """One thread's recording state. Read its lists; change them only through this module's functions."""
+    __slots__ = ("tapes", "accumulators", "watchers", "graph", "only_tape")
 
     def __init__(self):
         self.tapes = []          # TapeStates recording on this thread, innermost last
         self.accumulators = []   # ForwardAccumulators, innermost last
         self.watchers = []       # dicts id -> Variable collecting trainable variables read (custom_gradient)
         self.graph = None        # the FuncGraph this thread is tracing into, or None
+        self.only_tape = NOTHING  # the inlined fast path: NOTHING records here, or the one tape that does
+                                  # (no accumulator, no trace); None when the general path must run
+
+    def changed(self):
+        if self.accumulators or self.graph is not None or len(self.tapes) > 1:
+            self.only_tape = None
+        else:
+            self.only_tape = self.tapes[0] if self.tapes else NOTHING
 
 
-_thread = ThreadRecording()
+class _PerThread(threading.local):
+    """Holds each thread's ThreadRecording: one thread-local lookup per op, then plain slot reads
+    (every attribute read on a threading.local costs a lookup of the thread's dict)."""
+
+    def __init__(self):
+        self.state = ThreadRecording()
+
+
+_local = _PerThread()
 _installed = [0]
 _installed_lock = threading.Lock()
 
@@ -71,66 +96,75 @@ def _check_numerics(op_type, arrays):
 
 def current():
     """This thread's recording state, or None when no thread has anything installed."""
-    return _thread if _installed[0] else None
+    return _local.state if _installed[0] else None
 
 
 def active_tapes():
     """This thread's recording tapes (a list not to be modified)."""
-    return _thread.tapes if _installed[0] else ()
+    return _local.state.tapes if _installed[0] else ()
 
 
 def active_accumulators():
-    return _thread.accumulators if _installed[0] else ()
+    return _local.state.accumulators if _installed[0] else ()
 
 
 def tracing_graph():
     """The graph this thread is tracing (tf.function), or None when executing eagerly."""
-    return _thread.graph if _installed[0] else None
+    return _local.state.graph if _installed[0] else None
 
 
 def recording_anything():
     if not _installed[0]:
         return False
-    s = _thread
+    s = _local.state
     return bool(s.tapes or s.accumulators)
 
 
 def push_tape(tape):
     _count(1)
-    _thread.tapes.append(tape)
+    state = _local.state
+    state.tapes.append(tape)
+    state.changed()
 
 
 def pop_tape(tape):
     """Removes the innermost entry of ``tape`` from this thread's stack."""
-    tapes = _thread.tapes
+    state = _local.state
+    tapes = state.tapes
     for i in range(len(tapes) - 1, -1, -1):
         if tapes[i] is tape:
             del tapes[i]
+            state.changed()
             _count(-1)
             return
 
 
 def push_accumulator(accumulator):
     _count(1)
-    _thread.accumulators.append(accumulator)
+    _local.state.accumulators.append(accumulator)
+    _local.state.changed()
 
 
 def pop_accumulator(accumulator):
-    _thread.accumulators.remove(accumulator)
+    _local.state.accumulators.remove(accumulator)
+    _local.state.changed()
     _count(-1)
 
 
 @contextlib.contextmanager
 def accumulators_hidden_from(accumulator):
     """Hides ``accumulator`` and those entered after it (they must not see its own JVP computation)."""
-    accumulators = _thread.accumulators
+    state = _local.state
+    accumulators = state.accumulators
     position = accumulators.index(accumulator)
     later = accumulators[position:]
     del accumulators[position:]
+    state.changed()
     try:
         yield
     finally:
         accumulators.extend(later)
+        state.changed()
 
 
 @contextlib.contextmanager
@@ -138,11 +172,11 @@ def watching_variables():
     """Yields a dict (id -> Variable) that collects every trainable variable read inside."""
     watcher = {}
     _count(1)
-    _thread.watchers.append(watcher)
+    _local.state.watchers.append(watcher)
     try:
         yield watcher
     finally:
-        _thread.watchers.remove(watcher)
+        _local.state.watchers.remove(watcher)
         _count(-1)
 
 
@@ -150,26 +184,30 @@ def watching_variables():
 def tracing_into(graph):
     """Makes ``graph`` the target of this thread's ops; tapes, accumulators and watchers active
     outside are hidden until the trace ends (a trace is not a computation they should see)."""
-    s = _thread
+    s = _local.state
     saved = (s.tapes, s.accumulators, s.watchers, s.graph)
     _count(1)
     s.tapes, s.accumulators, s.watchers, s.graph = [], [], [], graph
+    s.changed()
     try:
         yield graph
     finally:
         s.tapes, s.accumulators, s.watchers, s.graph = saved
+        s.changed()
         _count(-1)
 
 
 @contextlib.contextmanager
 def outside_graph():
     """Runs eagerly in the middle of a trace (the graph comes back afterwards)."""
-    s = _thread
+    s = _local.state
     graph, s.graph = s.graph, None
+    s.changed()
     try:
         yield
     finally:
         s.graph = graph
+        s.changed()
 
 
 class OpRecord:
@@ -228,7 +266,7 @@ def forward_of(op_type):
 def execute(op_type, inputs, attrs=None):
     """Runs ``op_type`` on Tensors ``inputs``; returns a Tensor (or a tuple for multi-output ops)."""
     forward, num_outputs = _FORWARDS[op_type]
-    state = _thread if _installed[0] else None
+    state = _local.state if _installed[0] else None
     if state is not None and state.graph is not None:
         return state.graph.add_op(op_type, inputs, attrs or {})
     if attrs:
@@ -277,22 +315,23 @@ def with_inlined_execute(op_type, general):
 
     def op(x, y, name=None):
         if type(x) is Tensor and type(y) is Tensor:
-            state = _thread if _installed[0] else None
-            if state is None or (state.graph is None and not state.accumulators and len(state.tapes) < 2
-                                 and not _numerics_checked[0]):
-                xv = x._value
-                yv = y._value
-                if xv.dtype is yv.dtype and xv.shape == yv.shape and xv.dtype.kind != "O":
-                    result = forward(xv, yv)
-                    out = Tensor(result)
-                    if state is not None and state.tapes:
-                        tape = state.tapes[0]
-                        ids = tape.ids
-                        if x._id in ids or y._id in ids:
-                            tape.records.append(OpRecord(op_type, (x, y), (out,), None))
-                            if result.dtype.kind in "fc":
-                                ids.add(out._id)
-                    return out
+            tape = NOTHING
+            if _installed[0]:
+                tape = _local.state.only_tape
+                if tape is None or _numerics_checked[0]:
+                    return general(x, y)
+            xv = x._value
+            yv = y._value
+            if xv.dtype is yv.dtype and xv.shape == yv.shape and xv.dtype.kind != "O":
+                result = forward(xv, yv)
+                out = Tensor(result)
+                if tape is not NOTHING:
+                    ids = tape.ids
+                    if x._id in ids or y._id in ids:
+                        tape.records.append(OpRecord(op_type, (x, y), (out,), None))
+                        if result.dtype.kind in "fc":
+                            ids.add(out._id)
+                return out
         return general(x, y)
     op.__name__, op.__qualname__, op.__doc__ = general.__name__, general.__qualname__, general.__doc__
     op.__module__ = general.__module__
@@ -307,7 +346,7 @@ def record(op_type, inputs, outputs, attrs=None, grad_fn=None, forward_mode=True
     """
     if not _installed[0]:
         return None
-    state = _thread
+    state = _local.state
     rec = None
     for tape in state.tapes:
         ids = tape.ids
