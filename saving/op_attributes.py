@@ -204,6 +204,17 @@ _CONV_FILTER = OpSchema(filter_spatial=window, **_CONV_ATTRS)
 _POOL = OpSchema(ksize=window, strides=window, padding=paddings)
 _STATELESS = OpSchema(shape=shape, dtype=dtype_name)
 
+def print_template(value):
+    """tf.print's pieces: strings, and None where a tensor input goes."""
+    if not isinstance(value, list) or len(value) > MAX_ELEMENTS:
+        return f"expected a list of strings and nulls, got {describe(value)}"
+    for i, piece in enumerate(value):
+        problem = None if piece is None else string(piece)
+        if problem:
+            return f"entry {i}: {problem}"
+    return None
+
+
 SCHEMAS = {
     **{op: _REDUCTION for op in ("Sum", "Mean", "Max", "Min", "Prod", "Any", "All")},
     "ArgMax": _ARG_REDUCTION, "ArgMin": _ARG_REDUCTION,
@@ -256,6 +267,8 @@ SCHEMAS = {
     "StatelessPermutation": OpSchema(n=count),
     "StatelessMultinomial": OpSchema(num_samples=count, dtype=integer_dtype),
     "StatelessDropoutMask": OpSchema(shape=shape, rate=number, dtype=floating_dtype),
+    "PrintV2": OpSchema(template=print_template, sep=string, end=string, stream=one_of("stderr", "stdout"),
+                        summarize=int_in(-1, MAX_ELEMENTS + 1)),
     "CheckNumerics": OpSchema(message=string),
     "Assert": OpSchema(message=string, summarize=count),
     "FusedBatchNormTraining": OpSchema(epsilon=number),

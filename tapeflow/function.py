@@ -28,7 +28,7 @@ import numpy as np
 from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework import recording
-from .framework.recording import execute, forward_of, record
+from .framework.recording import execute, forward_of, record, trace_forward_of
 from .framework.registry import RegisterGradient
 from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
@@ -179,7 +179,7 @@ class FuncGraph:
 
     def add_op(self, op_type, inputs, attrs):
         """Runs the op on placeholder values and records it (called by ``execute`` while tracing)."""
-        forward, num_outputs = forward_of(op_type)
+        forward, num_outputs = trace_forward_of(op_type)
         result = forward(*[t._value for t in inputs], **attrs)
         results = (result,) if num_outputs == 1 else tuple(result)
         outputs = self._emit(op_type, inputs, attrs, results)

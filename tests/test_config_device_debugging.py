@@ -141,3 +141,14 @@ def test_static_shape_and_rank_assertions():
         tf.debugging.assert_rank(x, 3)
     with pytest.raises(TypeError, match="must be of type int32"):
         tf.debugging.assert_type(x, tf.int32)
+
+
+def test_assertions_do_not_run_on_a_traces_placeholder_values():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+    def positive_sum(x):            # traced on placeholders filled with 0: the check must wait for values
+        tf.debugging.assert_positive(x)
+        return tf.reduce_sum(tf.debugging.check_numerics(tf.cast(x, tf.float32), "sum"))
+
+    assert float(positive_sum(tf.constant([1, 2]))) == 3.0
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        positive_sum(tf.constant([0, 2]))

@@ -246,14 +246,28 @@ class TapeState:
         self.watch_accessed_variables = watch_accessed_variables
 
 
-def register_op(op_type, num_outputs=1):
-    """Decorator: registers ``forward(*arrays, **attrs)`` as the kernel of ``op_type``."""
+_TRACE_FORWARDS = {}
+
+
+def register_op(op_type, num_outputs=1, at_trace=None):
+    """Decorator: registers ``forward(*arrays, **attrs)`` as the kernel of ``op_type``.
+
+    ``at_trace``: for an op with a side effect (printing, a check that raises), what computes its
+    outputs on a trace's placeholder values instead of the forward (which runs at every call)."""
     def decorator(forward):
         if op_type in _FORWARDS:
             raise KeyError(f"Op {op_type!r} is already defined")
         _FORWARDS[op_type] = (forward, num_outputs)
+        if at_trace is not None:
+            _TRACE_FORWARDS[op_type] = at_trace
         return forward
     return decorator
+
+
+def trace_forward_of(op_type):
+    """(what computes the op's outputs while tracing, number of outputs)."""
+    forward, num_outputs = forward_of(op_type)
+    return _TRACE_FORWARDS.get(op_type, forward), num_outputs
 
 
 def forward_of(op_type):
