@@ -250,8 +250,8 @@ class UnbatchDataset(Dataset):
                 if size != sizes[0]:
                     raise InvalidArgumentError(f"Input element must have the same batch size in each component. "
                                                f"Component 0 had size {sizes[0]} but component {i} had size {size}.")
-            for row in range(sizes[0] if sizes else 0):
-                yield structure.pack(element, [a[row] for a in flat])
+            for i in range(sizes[0] if sizes else 0):
+                yield structure.pack(element, [structure.row(a, i) for a in flat])
 
 
 class RebatchDataset(Dataset):

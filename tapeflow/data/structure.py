@@ -38,6 +38,12 @@ def normalize(value, lists_are_tuples=False):
     return np.asarray(convert_to_tensor(value)._value)
 
 
+def row(array, index):
+    """``array[index]`` as an ndarray (0-d for an item of a 1-D array, which numpy gives as a scalar)."""
+    value = array[index]
+    return value if isinstance(value, np.ndarray) else np.asarray(value, dtype=array.dtype)
+
+
 def leaves(element):
     return nest.flatten(element)
 
