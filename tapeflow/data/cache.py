@@ -83,10 +83,11 @@ class FileCacheDataset(_CacheDataset):
     def __init__(self, input_dataset, filename):
         super().__init__(input_dataset)
         self._path = os.fspath(filename) + ".cache.h5"
+        self._written_layout = None   # structure, dtypes and ranks of what this dataset wrote
 
     def _iterate(self):
         if os.path.exists(self._path):
-            return read_cache(self._path, self.element_spec)
+            return read_cache(self._path, self._written_layout or self.element_spec)
         return self._record()
 
     def _record(self):
@@ -96,6 +97,8 @@ class FileCacheDataset(_CacheDataset):
             for element in self._input._iterate():
                 if writer is None:
                     writer = _Writer(self._path, element)
+                    self._written_layout = structure.map_specs(
+                        lambda s: TensorSpec([None] * s.shape.rank, s.dtype), structure.spec_of(element))
                 writer.add(element)
                 yield element
             complete = True

@@ -96,10 +96,6 @@ class Dataset:
     def as_numpy_iterator(self):
         """An iterator of the elements as numpy values (0-d values as numpy scalars, strings as bytes)."""
         from .iterator import NumpyIterator
-        for leaf in structure.leaves(self.element_spec):
-            if isinstance(leaf, structure.DatasetSpec):
-                raise TypeError("Dataset.as_numpy_iterator() is not supported for datasets that produce values "
-                                "of type DatasetSpec")
         return NumpyIterator(self)
 
     def reduce(self, initial_state, reduce_func, name=None):

@@ -13,7 +13,7 @@ class ZipDataset(Dataset):
 
     def __init__(self, datasets):
         flat = nest.flatten(datasets)
-        for d in flat:
+        for d in flat + ([datasets] if _contains_list(datasets) else []):
             if not isinstance(d, Dataset):
                 raise TypeError(f"Invalid input to `zip`. Inputs are expected to be (nested) structures of "
                                 f"`tf.data.Dataset` objects. Python `list` is not supported and you should use "
@@ -38,6 +38,14 @@ class ZipDataset(Dataset):
         iterators = [d._iterate() for d in self._inputs]
         for elements in zip(*iterators):
             yield nest.pack_sequence_as(self._structure, list(elements))
+
+
+def _contains_list(structure):
+    if isinstance(structure, list):
+        return True
+    if isinstance(structure, dict):
+        return any(_contains_list(v) for v in structure.values())
+    return isinstance(structure, tuple) and any(_contains_list(v) for v in structure)
 
 
 class ConcatenateDataset(Dataset):
