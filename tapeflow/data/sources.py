@@ -32,6 +32,7 @@ class TensorSliceDataset(Dataset):
             shapes = ", ".join(str(TensorShape(np.shape(leaf))) for leaf in flat)
             raise ValueError(f"Dimension 0 in all tensors must be equal, got shapes: {shapes}")
         self._structure = element
+        self._pack = structure.packer(element)
         self._arrays = flat
         self._size = sizes.pop() if sizes else 0
 
@@ -42,14 +43,15 @@ class TensorSliceDataset(Dataset):
         return self._size
 
     def _gather(self, index):
-        return structure.pack(self._structure, [a[index] for a in self._arrays])
+        return self._pack([a[index] for a in self._arrays])
 
     def _iterate(self):
         arrays, skeleton = self._arrays, self._structure
         if len(arrays) == 1 and not nest.is_nested(skeleton):
             return _rows(arrays[0])
         columns = [_rows(a) for a in arrays]
-        return (structure.pack(skeleton, list(row)) for row in zip(*columns))
+        pack = self._pack
+        return (pack(list(row)) for row in zip(*columns))
 
     def _index_plan(self):
         return IndexPlan(self._gather, lambda: arange_chunks(self._size))

@@ -52,6 +52,15 @@ def pack(structure, flat):
     return nest.pack_sequence_as(structure, flat)
 
 
+def packer(skeleton):
+    """A function building ``skeleton``'s structure from a flat list of leaves (fast for flat tuples)."""
+    if not nest.is_nested(skeleton):
+        return lambda flat: flat[0]
+    if type(skeleton) is tuple and not any(nest.is_nested(s) for s in skeleton):
+        return tuple
+    return lambda flat: nest.pack_sequence_as(skeleton, flat)
+
+
 def map_leaves(fn, element):
     return nest.map_structure(fn, element)
 
@@ -64,8 +73,11 @@ def user_leaf(leaf):
 
 
 def to_user(element):
-    if isinstance(element, np.ndarray):
+    kind = type(element)
+    if kind is np.ndarray:
         return _wrap(element)
+    if kind is tuple and all(type(e) is np.ndarray for e in element):
+        return tuple([_wrap(e) for e in element])
     return nest.map_structure(user_leaf, element)
 
 
