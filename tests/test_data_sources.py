@@ -18,7 +18,8 @@ def values(dataset):
 def test_import_tapeflow_does_not_load_tf_data():
     import subprocess
     import sys
-    code = "import sys, tapeflow; print('tapeflow.data' in sys.modules); tapeflow.data; print('tapeflow.data' in sys.modules)"
+    code = ("import sys, tapeflow; print('tapeflow.data' in sys.modules); tapeflow.data; "
+            "print('tapeflow.data' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
 

@@ -367,3 +367,23 @@ def test_file_cache_rejects_a_file_that_does_not_match(tmp_path):
         f["component_0/shapes"].resize((2, 0))
     with pytest.raises(FileFormatError, match="component_0/shapes"):
         list(Dataset.range(3).cache(path))
+
+
+def test_building_counting_and_iterating_never_call_functions_beyond_the_elements():
+    calls = []
+
+    def triple(x):
+        calls.append(int(x))
+        return tf.fill([3], x)
+    dataset = (Dataset.range(4).map(triple).unbatch().window(2).flat_map(lambda w: w).batch(2)
+               .shuffle(3, seed=1).prefetch(1))
+    assert dataset.cardinality().numpy() == tf.data.UNKNOWN_CARDINALITY
+    assert calls == []
+    assert sorted(v for batch in values(dataset) for v in batch) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert calls == [0, 1, 2, 3]
+    known = Dataset.from_tensor_slices(np.zeros((5, 4))).batch(2, drop_remainder=True).unbatch()
+    assert known.cardinality().numpy() == 8 == len(list(known))
+    with pytest.raises(ValueError, match="Cannot unbatch an input with scalar components"):
+        Dataset.range(3).unbatch()
+    with pytest.raises(ValueError, match="Cannot unbatch an input with scalar components"):
+        list(Dataset.range(3).map(lambda x: x).unbatch())

@@ -226,18 +226,19 @@ class UnbatchDataset(Dataset):
     def __init__(self, input_dataset):
         self._input = input_dataset
         self._inputs = (input_dataset,)
-        for s in nest.flatten(input_dataset.element_spec):
-            if isinstance(s, TensorSpec) and s.shape.rank == 0:
-                raise ValueError("Cannot unbatch an input with scalar components.")
+        if not input_dataset._spec_runs_user_code():   # else checked per element, no function runs here
+            structure.unbatched_spec(input_dataset.element_spec)
 
     def _compute_spec(self):
         return structure.unbatched_spec(self._input.element_spec)
 
     def _compute_cardinality(self):
+        """Known when the batch dimension is static in every component; unknown when only a
+        function's output would tell (TensorFlow knows it from the trace)."""
         n = self._input._cardinality()
+        if n == INFINITE_CARDINALITY or n == UNKNOWN_CARDINALITY or self._input._spec_runs_user_code():
+            return n if n < 0 else UNKNOWN_CARDINALITY
         sizes = {s.shape[0] if s.shape.rank else None for s in nest.flatten(self._input.element_spec)}
-        if n == INFINITE_CARDINALITY or n == UNKNOWN_CARDINALITY:
-            return n
         if len(sizes) == 1 and None not in sizes:
             return n * sizes.pop()
         return UNKNOWN_CARDINALITY
@@ -245,6 +246,8 @@ class UnbatchDataset(Dataset):
     def _iterate(self):
         for element in self._input._iterate():
             flat = structure.leaves(element)
+            if any(a.ndim == 0 for a in flat):
+                raise ValueError("Cannot unbatch an input with scalar components.")
             sizes = [len(a) for a in flat]
             for i, size in enumerate(sizes):
                 if size != sizes[0]:
@@ -314,8 +317,10 @@ class WindowDataset(Dataset):
 
     def _window(self, elements, skeleton):
         columns = list(zip(*[structure.leaves(e) for e in elements]))
-        specs = nest.flatten(self._input.element_spec)
-        return structure.pack(skeleton, [ListDataset(list(c), s) for c, s in zip(columns, specs)])
+        return structure.pack(skeleton, [ListDataset(list(c), self._component_spec(i)) for i, c in enumerate(columns)])
+
+    def _component_spec(self, index):
+        return lambda: nest.flatten(self._input.element_spec)[index]
 
     def _iterate(self):
         span = self._stride * (self._size - 1) + 1
@@ -341,10 +346,10 @@ class ListDataset(Dataset):
 
     def __init__(self, elements, spec):
         self._elements = elements
-        self._spec = spec
+        self._spec = spec   # a spec, or a function giving it (a window's spec is found only when asked for)
 
     def _compute_spec(self):
-        return self._spec
+        return self._spec() if callable(self._spec) else self._spec
 
     def _compute_cardinality(self):
         return len(self._elements)

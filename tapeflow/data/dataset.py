@@ -74,6 +74,10 @@ class Dataset:
     def _runs_python_code(self):
         return self._runs_python or any(d._runs_python_code() for d in self._inputs)
 
+    def _spec_runs_user_code(self):
+        """Whether finding the element spec calls a user function (see functions.probe_spec)."""
+        return any(d._spec_runs_user_code() for d in self._inputs)
+
     def __len__(self):
         n = self._cardinality()
         if n == INFINITE_CARDINALITY:
@@ -211,8 +215,8 @@ class Dataset:
         return WindowDataset(self, size, shift, as_int(stride, "stride"), bool(drop_remainder))
 
     # -- user functions --------------------------------------------------------------
-    def map(self, map_func, num_parallel_calls=None, deterministic=None, synchronous=None, use_unbounded_threadpool=False,
-            name=None):
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, synchronous=None,
+            use_unbounded_threadpool=False, name=None):
         from .functions import MapDataset
         if num_parallel_calls is not None:
             num_parallel_calls = as_int(num_parallel_calls, "num_parallel_calls")

@@ -49,6 +49,9 @@ def probe_spec(apply, input_dataset, spec_of=structure.spec_of):
 class MapDataset(Dataset):
     _runs_python = True
 
+    def _spec_runs_user_code(self):
+        return True
+
     def __init__(self, input_dataset, map_func, num_parallel_calls):
         if not callable(map_func):
             raise TypeError(f"`map_func` must be callable, got {map_func!r}")
@@ -122,6 +125,9 @@ class FlatMapDataset(Dataset):
     _tf_name = "_FlatMapDataset"
     _runs_python = True
 
+    def _spec_runs_user_code(self):
+        return True
+
     def __init__(self, input_dataset, map_func):
         self._input = input_dataset
         self._inputs = (input_dataset,)
@@ -147,6 +153,9 @@ class InterleaveDataset(Dataset):
     the machine.
     """
     _runs_python = True
+
+    def _spec_runs_user_code(self):
+        return True
 
     def __init__(self, input_dataset, map_func, cycle_length, block_length, parallel):
         from ..framework.errors import InvalidArgumentError
