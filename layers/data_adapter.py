@@ -2,13 +2,22 @@
 
 Arrays (numpy, tensors, nested lists/dicts of them) are sliced into batches
 of ``batch_size`` (the last one may be smaller), reshuffled every epoch when
-``shuffle`` is set. An iterable of ``(x, y[, sample_weight])`` batches (a
-generator, or a sequence with ``__len__``/``__getitem__``) is used as is.
+``shuffle`` is set. A ``tf.data.Dataset`` of batches, a ``PyDataset`` (or any
+sequence with ``__len__``/``__getitem__``) and a generator of
+``(x, y[, sample_weight])`` batches are used as they are.
+
+With ``steps`` (``steps_per_epoch``) given, a dataset or PyDataset is read by
+one iterator that carries on from epoch to epoch, as Keras's EpochIterator
+does; it starts over once it has delivered the dataset's known number of
+batches, and an input that runs out early ends the epoch with Keras's warning.
 """
+import itertools
 import math
+import warnings
 
 import numpy as np
 
+from tapeflow.data.dataset import INFINITE_CARDINALITY, Dataset
 from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import random_ops
@@ -153,24 +162,163 @@ class ArrayDataAdapter:
                    None if self.sample_weight is None else tree.map_structure(take, self.sample_weight))
 
 
+class PyDataset:
+    """Base class of a Python source of batches (``keras.utils.PyDataset``).
+
+    A subclass defines ``__getitem__(index)``, returning the batch ``index``
+    as ``x``, ``(x, y)`` or ``(x, y, sample_weight)``, and ``__len__`` (or a
+    ``num_batches`` property, None for an endless source). ``on_epoch_begin``
+    and ``on_epoch_end`` are called around every epoch. Batches are read in
+    order, in the calling thread (``workers`` and ``use_multiprocessing`` are
+    recorded, not used).
+    """
+
+    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
+        self._workers = workers
+        self._use_multiprocessing = use_multiprocessing
+        self._max_queue_size = max_queue_size
+
+    @property
+    def workers(self):
+        return self.__dict__.get("_workers", 1)
+
+    @property
+    def use_multiprocessing(self):
+        return self.__dict__.get("_use_multiprocessing", False)
+
+    @property
+    def max_queue_size(self):
+        return self.__dict__.get("_max_queue_size", 10)
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    @property
+    def num_batches(self):
+        if hasattr(self, "__len__"):
+            return len(self)
+        raise NotImplementedError(f"You need to implement the `num_batches` property: "
+                                  f"`{type(self).__name__}.num_batches` should return an int or None (for an "
+                                  f"endless PyDataset).")
+
+    def on_epoch_begin(self):
+        pass
+
+    def on_epoch_end(self):
+        pass
+
+
+def _is_sequence(data):
+    """A PyDataset, or any object with __getitem__ and a length (``__len__`` or ``num_batches``)."""
+    return hasattr(data, "__getitem__") and (hasattr(data, "__len__") or hasattr(data, "num_batches")) \
+        and not isinstance(data, (list, tuple, dict, str, bytes))
+
+
+def _sequence_length(data):
+    return data.num_batches if hasattr(data, "num_batches") else len(data)
+
+
+def _as_batch_tensors(batch, class_weight=None):
+    x, y, sw = unpack_x_y_sample_weight(batch)
+
+    def convert(v):
+        return Tensor(_to_array(v))
+    x = tree.map_structure(convert, x)
+    y = None if y is None else tree.map_structure(convert, y)
+    sw = None if sw is None else tree.map_structure(convert, sw)
+    if class_weight is not None:
+        if y is None:
+            raise ValueError("`class_weight` needs targets `y` in the data.")
+        weights = class_weight_to_sample_weights(tree.map_structure(lambda t: t._value, y), class_weight)
+        sw = Tensor(weights if sw is None else sw._value * weights)
+    return x, y, sw
+
+
+_RAN_OUT = ("Your input ran out of data; interrupting training. Make sure that your dataset or generator can "
+            "generate at least `steps_per_epoch * epochs` batches. You may need to use the `.repeat()` function "
+            "when building your dataset.")
+
+
+class _EpochBatches:
+    """Keras's epoch iteration over a re-iterable source of batches of known or unknown count."""
+
+    def __init__(self, make_iterator, count, steps):
+        if count == INFINITE_CARDINALITY and steps is None:
+            raise ValueError("When providing an infinite dataset, you must specify the number of steps to run "
+                             "(`steps_per_epoch` in fit, `steps` in evaluate and predict; if you did not intend to "
+                             "create an infinite dataset, make sure to not call `repeat()` on the dataset).")
+        self._make_iterator = make_iterator
+        self._count = count if count is not None and count >= 0 else None
+        self._steps = None if steps is None else int(steps)
+        self._iterator = None
+        self._seen = 0
+        self.num_batches = self._steps if self._steps is not None else self._count
+
+    def __iter__(self):
+        if self._iterator is None or self._steps is None:
+            self._iterator, self._seen = self._make_iterator(), 0
+        for _ in range(self._steps) if self._steps is not None else itertools.count():
+            if self._count is not None and self._seen >= self._count:
+                if self._steps is not None:
+                    warnings.warn(_RAN_OUT, stacklevel=2)
+                break
+            try:
+                batch = next(self._iterator)
+            except StopIteration:
+                if self._steps is not None:
+                    warnings.warn(_RAN_OUT, stacklevel=2)
+                self._iterator = None
+                return
+            self._seen += 1
+            yield batch
+        if self._count is not None and self._seen >= self._count:
+            self._iterator = None
+
+
+class DatasetDataAdapter:
+    """A ``tf.data.Dataset`` of batches; the number of steps comes from its cardinality."""
+
+    def __init__(self, dataset, steps=None, class_weight=None):
+        self.dataset = dataset
+        self.class_weight = class_weight
+        self._epochs = _EpochBatches(lambda: iter(dataset), dataset._cardinality(), steps)
+        self.num_batches = self._epochs.num_batches
+
+    def __iter__(self):
+        for batch in self._epochs:
+            yield _as_batch_tensors(batch, self.class_weight)
+
+
 class IterableDataAdapter:
-    """Batches produced by the user: a generator, an iterable, or a ``__len__``/``__getitem__`` sequence."""
+    """Batches produced by the user: a generator, an iterable, or a PyDataset-like sequence."""
 
     def __init__(self, data, steps=None):
         self.data = data
         self._iterator = None
+        self._epochs = None
+        if _is_sequence(data):
+            count = _sequence_length(data)
+            self._epochs = _EpochBatches(lambda: _sequence_batches(data),
+                                         INFINITE_CARDINALITY if count is None else count, steps)
+            self.num_batches = self._epochs.num_batches
+            self._one_shot = False
+            return
         if steps is not None:
             self.num_batches = int(steps)
-        elif hasattr(data, "__len__") and hasattr(data, "__getitem__"):
-            self.num_batches = len(data)
         else:
             self.num_batches = None
         self._one_shot = iter(data) is data
 
     def __iter__(self):
-        if hasattr(self.data, "__getitem__") and hasattr(self.data, "__len__"):
-            source = (self.data[i] for i in range(len(self.data)))
-        elif self._one_shot:
+        if self._epochs is not None:
+            if hasattr(self.data, "on_epoch_begin"):
+                self.data.on_epoch_begin()
+            for batch in self._epochs:
+                yield _as_batch_tensors(batch)
+            if hasattr(self.data, "on_epoch_end"):
+                self.data.on_epoch_end()
+            return
+        if self._one_shot:
             if self._iterator is None:
                 self._iterator = self.data
             source = self._iterator
@@ -179,17 +327,25 @@ class IterableDataAdapter:
         for step, batch in enumerate(source):
             if self.num_batches is not None and step >= self.num_batches:
                 break
-            x, y, sw = unpack_x_y_sample_weight(batch)
-            convert = (lambda v: Tensor(_to_array(v)))
-            yield (tree.map_structure(convert, x), None if y is None else tree.map_structure(convert, y),
-                   None if sw is None else tree.map_structure(convert, sw))
-        if hasattr(self.data, "on_epoch_end"):
-            self.data.on_epoch_end()
+            yield _as_batch_tensors(batch)
+
+
+def _sequence_batches(data):
+    """Batches 0, 1, ... of a sequence (without end for a PyDataset whose num_batches is None)."""
+    count = _sequence_length(data)
+    for index in range(count) if count is not None else itertools.count():
+        yield data[index]
 
 
 def get_data_adapter(x, y=None, sample_weight=None, batch_size=None, shuffle=False, class_weight=None, steps=None):
     if x is None:
         raise ValueError("Unexpected value for `x`: None. Pass arrays, or an iterable of batches.")
+    if isinstance(x, Dataset):
+        for name, value, what in (("y", y, "the targets"), ("sample_weights", sample_weight, "the sample weights")):
+            if value is not None:
+                raise ValueError(f"When providing `x` as a tf.data.Dataset, `{name}` should not be passed. Instead, "
+                                 f"{what} should be included as part of the tf.data.Dataset.")
+        return DatasetDataAdapter(x, steps, class_weight)
     if is_array_like(x):
         return ArrayDataAdapter(x, y, sample_weight, batch_size, shuffle, class_weight, steps)
     if y is not None or sample_weight is not None:

@@ -40,6 +40,7 @@ _keep_freed_memory()
 newaxis = None
 
 _LAZY = {
+    "data": ("tapeflow.data", None),
     "keras": ("tapeflow.keras", None),
     "layers": ("tapeflow.layers", None),
     "optimizers": ("tapeflow.optimizers", None),
