@@ -20,6 +20,10 @@ class UnimplementedError(OpError, NotImplementedError):
     pass
 
 
+class OutOfRangeError(OpError):
+    """An iteration ran past the end of its input (``iterator.get_next()`` on an exhausted dataset)."""
+
+
 def dtype_word(dtype):
     """TensorFlow's C-level name of a dtype, as used in its error messages."""
     return {"float32": "float", "float64": "double"}.get(dtype.name, dtype.name)
