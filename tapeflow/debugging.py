@@ -15,11 +15,15 @@ from .ops.math_ops import is_finite, is_inf, is_nan  # noqa: F401
 Assert = assert_that
 
 
+def _assert_elementwise(condition, data, words, message, summarize):
+    text = f"{message + chr(10) if message else ''}Condition x {words} did not hold element-wise:"
+    assert_that(condition, data, text, summarize or 3)
+
+
 def _comparison(name, test, symbol):
     def assertion(x, y, message=None, summarize=None, name=None):
         x, y = to_tensor(x), to_tensor(y, dtype=to_tensor(x).dtype)
-        text = f"{message + chr(10) if message else ''}Condition x {symbol} y did not hold element-wise:"
-        assert_that(test(x, y), [x, y], text, summarize or 3)
+        _assert_elementwise(test(x, y), [x, y], f"{symbol} y", message, summarize)
     assertion.__name__ = name
     return assertion
 
@@ -35,8 +39,7 @@ assert_greater_equal = _comparison("assert_greater_equal", math_ops.greater_equa
 def _sign_assertion(name, test, words):
     def assertion(x, message=None, summarize=None, name=None):
         x = to_tensor(x)
-        text = f"{message + chr(10) if message else ''}Condition x {words} did not hold element-wise:"
-        assert_that(test(x, math_ops.cast(0, x.dtype)), [x], text, summarize or 3)
+        _assert_elementwise(test(x, math_ops.cast(0, x.dtype)), [x], words, message, summarize)
     assertion.__name__ = name
     return assertion
 
