@@ -1056,3 +1056,22 @@ def _strip(raw, padding):
     else:                  # space-padded
         raw = raw.rstrip(b" ")
     return raw
+
+
+def read_expected(path, expected, source=None, follow_symlinks=True):
+    """``{name: array}`` for every ``name: shape`` of ``expected``, read from the HDF5 file at ``path``
+    (e.g. a SavedModel's ``variables.h5``). A missing dataset, one of another shape, or anything the
+    reader refuses raises a FileContentError (or subclass) naming the file and dataset; data is read
+    only once every dataset has been found with the expected shape."""
+    source = source or path
+    with H5File.open(path, source, follow_symlinks=follow_symlinks) as f:
+        found = {}
+        for name, shape in expected.items():
+            item = f.root.get(name)
+            if not isinstance(item, Dataset):
+                raise FileContentError(f"Cannot read '{source}': it has no dataset '{name}'.")
+            if tuple(item.shape) != tuple(shape):
+                raise FileContentError(f"Cannot read '{source}': dataset '{name}' has shape {tuple(item.shape)}, "
+                                       f"expected {tuple(shape)}.")
+            found[name] = item
+        return {name: item.read() for name, item in found.items()}
