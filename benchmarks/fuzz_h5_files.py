@@ -6,8 +6,8 @@ metadata rather than the raw weight data) and loads it. Cases run in worker subp
 worker that dies is a crash, one that does not answer within the timeout is a hang. Each case
 ends as one of:
 
-* ok: the load succeeded and the model is valid (its weights are finite or the file's own values);
-* clear: a ``FileFormatError`` (or subclass), ``OSError``, ``UnknownClassError``/``UnsafeContentError``;
+* ok: the load succeeded and the model predicts (a flipped bit in raw data is the file's own value);
+* clear: a ``FileFormatError`` (any subclass, UnknownClassError and UnsafeContentError included) or ``OSError``;
 * obscure: any other exception type (printed, with the first few messages);
 * crash / hang.
 
@@ -34,31 +34,9 @@ class Worker:
         self.timeout = timeout
         self.proc = subprocess.Popen([sys.executable, WORKER, "--serve"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        self._wait_line(120)   # "ready" once tapeflow is imported
-
-    def _wait_line(self, timeout):
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            return None
-        return self.proc.stdout.readline()
-
-    def run(self, fmt, seed):
-        """(outcome, detail): outcome is ok/clear/obscure/crash/hang."""
-        try:
-            self.proc.stdin.write(f"{fmt} {seed}\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            return "crash", "worker gone"
-        line = self._wait_line(self.timeout)
-        if line is None:
-            self.proc.kill()
-            self.proc.wait()
-            return "hang", ""
-        if not line:
-            code = self.proc.wait()
-            return "crash", f"exit {code}"
-        outcome, _, detail = line.rstrip("\n").partition(" ")
-        return outcome, detail
+        ready, _, _ = select.select([self.proc.stdout], [], [], 120)   # "ready" once tapeflow is imported
+        if not ready or self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError("a fuzz worker did not start")
 
     @property
     def alive(self):

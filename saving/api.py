@@ -3,7 +3,9 @@
 Each one dispatches on the file name's suffix as Keras 3 does: ``.keras``
 (the zip archive), ``.weights.h5`` (weights only), ``.h5``/``.hdf5``
 (legacy HDF5). Every write builds the file beside the target and renames it
-into place, so a failed save leaves the previous file intact.
+into place, so a failed save leaves the previous file intact. Every read goes
+through ``h5_reader`` (never libhdf5), which refuses anything that points
+outside the file.
 """
 import os
 import sys

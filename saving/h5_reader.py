@@ -85,9 +85,6 @@ class _Bytes:
     def skip(self, n):
         self.take(n)
 
-    def align(self, base, boundary=8):
-        self.skip((-(self.pos - base)) % boundary)
-
     @property
     def left(self):
         return len(self.data) - self.pos
@@ -157,7 +154,7 @@ class H5File:
             flags |= os.O_NOFOLLOW
         try:
             fd = os.open(path, flags)
-        except OSError as e:
+        except OSError:
             if not follow_symlinks and os.path.islink(path):
                 raise ExternalReferenceError(f"Cannot read '{source or path}': '{path}' is a symbolic link; the "
                                              "files of a model directory must be the files themselves.") from None

@@ -10,7 +10,10 @@ Layout written (Keras 3's)::
 
 Loading is by order (the k-th saved layer with weights goes to the k-th
 model layer with weights, its values in ``weight_names`` order) or, with
-``by_name=True``, by layer name. Every value is read and checked before any
+``by_name=True``, by layer name. Files are read through ``h5_reader``: a file
+loaded by order may list at most ``max_saved_layers(model)`` layers, only the
+layer groups matched with the model are opened, and every dataset's declared
+shape is checked before any value is read; every value is read before any
 variable changes. The model config passes through the same safety checks as
 a ``.keras`` config: a Lambda layer or an unknown class is refused here too.
 """

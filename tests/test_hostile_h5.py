@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 import tracemalloc
 import warnings
 import zipfile
@@ -20,7 +19,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.saving import (ArchiveError, ConfigContentError, ExternalReferenceError, FileContentError,
+from tapeflow.saving import (ConfigContentError, ExternalReferenceError, FileContentError,
                              FileFormatError, OversizedContentError, UnknownClassError)
 from tapeflow.saving.h5_reader import read_expected
 
