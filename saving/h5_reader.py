@@ -893,6 +893,8 @@ class Dataset(_Object):
         rank = len(self.shape)
         if len(chunk) != rank or any(c <= 0 for c in chunk):
             raise _Corrupt(f"chunk dims {chunk} do not fit a dataset of rank {rank}")
+        if _count(chunk) > max(_count(self.shape), 1 << 20):
+            raise _Corrupt(f"chunks of {chunk} are larger than the dataset {self.shape}")   # inflation bound
         out = np.zeros(self.shape, dtype=self._file_dtype)
         if out.size == 0:
             return bytearray()
