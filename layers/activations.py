@@ -179,7 +179,9 @@ def get(identifier):
                              f"activations: {', '.join(sorted(_ALL))}.")
         return fn
     if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if callable(identifier):
+        fn = deserialize(identifier)
+        if callable(fn):
+            return fn
+    elif callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")

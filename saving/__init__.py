@@ -11,4 +11,5 @@ from .registry import (CustomObjectScope, custom_object_scope, deserialize_keras
                        get_custom_objects, get_registered_name, get_registered_object,
                        register_keras_serializable, serialize_keras_object)
 from .registry import UnknownClassError, UnsafeContentError  # noqa: F401
-from .errors import ArchiveError, FileContentError, FileFormatError  # noqa: F401
+from .errors import (ArchiveError, ConfigContentError, ExternalReferenceError, FileContentError,  # noqa: F401
+                     FileFormatError, OversizedContentError, UnsupportedContentError)

@@ -3,7 +3,9 @@
 Each one dispatches on the file name's suffix as Keras 3 does: ``.keras``
 (the zip archive), ``.weights.h5`` (weights only), ``.h5``/``.hdf5``
 (legacy HDF5). Every write builds the file beside the target and renames it
-into place, so a failed save leaves the previous file intact.
+into place, so a failed save leaves the previous file intact. Every read goes
+through ``h5_reader`` (never libhdf5), which refuses anything that points
+outside the file.
 """
 import os
 import sys
@@ -15,6 +17,7 @@ from . import keras_archive, legacy_h5
 from .release import replacing
 from .state_loading import load_state
 from .errors import FileContentError
+from .h5_reader import H5File
 from .weights_h5 import read_weights, write_weights
 
 _LEGACY = (".h5", ".hdf5")
@@ -127,9 +130,8 @@ def _require_built(model, filepath):
 
 
 def _load_new_format(model, filepath, skip_mismatch):
-    with legacy_h5.open_h5(filepath) as f:
-        entries = read_weights(f, model, filepath)
-    load_state(entries, model, filepath, skip_mismatch=skip_mismatch)
+    with H5File.open(filepath) as f:
+        load_state(read_weights(f.root, model, filepath), model, filepath, skip_mismatch=skip_mismatch)
 
 
 def load_weights(model, filepath, skip_mismatch=False, **kwargs):
@@ -156,15 +158,14 @@ def load_weights(model, filepath, skip_mismatch=False, **kwargs):
     if filepath.endswith(".weights.json"):
         raise ValueError("Sharded weights (.weights.json) are not supported by tapeflow.")
     if filepath.endswith(_LEGACY):
-        with legacy_h5.open_h5(filepath) as f:
-            group = legacy_h5.weights_root(f)
+        with H5File.open(filepath) as f:
+            group = legacy_h5.weights_root(f.root)
             if group is not None:
                 return legacy_h5.load_weights_group(model, group, filepath, by_name, skip_mismatch)
-            if "layers" in f or "vars" in f:  # the new layout under a legacy name
-                entries = read_weights(f, model, filepath)
-            else:
-                raise FileContentError(f"'{filepath}' holds no Keras weights: it has neither 'layer_names' "
-                                       "(legacy layout) nor 'layers'/'vars' groups (Keras 3 layout).")
-        return load_state(entries, model, filepath, skip_mismatch=skip_mismatch)
+            if "layers" in f.root or "vars" in f.root:  # the new layout under a legacy name
+                return load_state(read_weights(f.root, model, filepath), model, filepath,
+                                  skip_mismatch=skip_mismatch)
+            raise FileContentError(f"'{filepath}' holds no Keras weights: it has neither 'layer_names' "
+                                   "(legacy layout) nor 'layers'/'vars' groups (Keras 3 layout).")
     raise ValueError(f"File format not supported: filepath={filepath}. Keras 3 only supports V3 `.keras` and "
                      "`.weights.h5` files, or legacy V1/V2 `.h5` files.")

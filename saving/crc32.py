@@ -56,13 +56,18 @@ def combine(crc_a, crc_b, len_b):
 
 def of_file(fh, start, length, crc=0, chunk=1 << 24):
     """CRC-32 of ``length`` bytes of ``fh`` from ``start``, continuing from ``crc``."""
+    return of_file_descriptor(fh.fileno(), start, length, crc, chunk)
+
+
+def of_file_descriptor(fd, start, length, crc=0, chunk=1 << 24):
+    """CRC-32 of ``length`` bytes of the open file descriptor ``fd`` from ``start``, continuing from ``crc``."""
     if length <= 0:
         return crc
     buf = bytearray(min(chunk, length))
     view = memoryview(buf)
     position, remaining = start, length
     while remaining:
-        n = os.preadv(fh.fileno(), [view[:min(chunk, remaining)]], position)
+        n = os.preadv(fd, [view[:min(chunk, remaining)]], position)
         if not n:
             raise OSError(f"unexpected end of file at byte {position} while computing a CRC-32")
         crc = zlib.crc32(view[:n], crc)

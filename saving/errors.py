@@ -16,3 +16,21 @@ class FileContentError(FileFormatError):
 
 class ArchiveError(FileFormatError):
     """The archive is not a readable zip file, or lacks a member."""
+
+
+class ConfigContentError(FileContentError):
+    """A model config (config.json, model_config) whose object entries have fields of the wrong type."""
+
+
+class ExternalReferenceError(FileContentError):
+    """The file points outside itself: an external or soft link, external raw storage, a virtual dataset,
+    object references, or a member that is a symbolic link. Nothing outside the file is ever read."""
+
+
+class UnsupportedContentError(FileContentError):
+    """The file uses a feature of its format that tapeflow's reader does not read (it is not damaged)."""
+
+
+class OversizedContentError(FileContentError):
+    """The file declares more than the model can hold: a larger array, a larger member, more layers, a
+    deeper config. Refused before anything of that size is read or allocated."""

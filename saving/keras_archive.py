@@ -5,7 +5,10 @@ module names and the ``compile_config``; ``model.weights.h5`` has the layout
 of ``weights_h5``; ``metadata.json`` is ``{"keras_version", "date_saved"}``
 and is not read back. Loading checks the whole config (``registry``) before
 it builds anything, rebuilds the model, compiles it (optimizer built), then
-loads every variable, optimizer state included.
+loads every variable, optimizer state included. A directory's members must
+be regular files (a symbolic link could read any file); an archive's members
+are checked (size, CRC-32) before they are parsed; ``config.json`` may not
+nest deeper than MAX_CONFIG_DEPTH.
 
 With ``zipped=False`` the same three files go in a directory.
 """
@@ -23,13 +26,15 @@ from .release import replacing
 from .compile_config import compile_config_of, try_compile
 from .registry import check_config
 from .state_loading import load_state
-from .errors import FileContentError
-from .weights_h5 import read_weights, write_weights
+from .errors import ArchiveError, ExternalReferenceError, FileContentError, OversizedContentError
+from .h5_reader import H5File
+from .weights_h5 import read_weights, weights_file_limit, write_weights
 
 CONFIG = "config.json"
 METADATA = "metadata.json"
 WEIGHTS = "model.weights.h5"
-_MAX_CONFIG_BYTES = 256 << 20
+_MAX_CONFIG_BYTES = 64 << 20
+MAX_CONFIG_DEPTH = 100   # a Sequential in a Functional in a Functional ... is about 10 levels per model
 
 
 def keras_version():
@@ -66,14 +71,41 @@ def save_keras(model, filepath, zipped=True):
 
 
 # ------------------------------------------------------------------ load ---
-def parse_config(raw, source):
+def _depth(value):
+    """How deeply ``value`` (parsed JSON) nests lists and dicts; stops counting past MAX_CONFIG_DEPTH."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_CONFIG_DEPTH:
+            break
+        stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def parse_json(raw, source, what):
+    """JSON read from a file: a FileContentError if it is not JSON, an OversizedContentError if it nests
+    deeper than any model config does."""
     try:
-        config = json.loads(raw)
+        value = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise FileContentError(f"'{source}': config.json is not valid JSON ({e}).") from e
+        raise FileContentError(f"'{source}': {what} is not valid JSON ({e}).") from e
+    except RecursionError:
+        raise OversizedContentError(f"'{source}': {what} nests lists and objects too deeply to be a model "
+                                    "config.") from None
+    if _depth(value) > MAX_CONFIG_DEPTH:
+        raise OversizedContentError(f"'{source}': {what} nests lists and objects more than {MAX_CONFIG_DEPTH} "
+                                    "levels deep; no model config is that deep.")
+    return value
+
+
+def parse_config(raw, source, what=CONFIG):
+    config = parse_json(raw, source, what)
     if not isinstance(config, dict) or not isinstance(config.get("class_name"), str) \
             or not isinstance(config.get("config"), dict):
-        raise FileContentError(f"'{source}': config.json does not describe a model (expected an object with "
+        raise FileContentError(f"'{source}': {what} does not describe a model (expected an object with "
                                "'class_name' and 'config').")
     return config
 
@@ -100,47 +132,43 @@ def _refuse_npz(names, source):
                                "with the default weights format.")
 
 
+def _member_path(directory, name):
+    """The path of member ``name`` of an unzipped .keras directory: a regular file, not a link."""
+    path = os.path.join(directory, name)
+    if os.path.islink(path):
+        raise ExternalReferenceError(f"'{directory}': {name} is a symbolic link; the files of a model directory "
+                                     "must be the files themselves.")
+    if not os.path.isfile(path):
+        raise ArchiveError(f"'{directory}' is a directory without {name}: not an unzipped .keras model.")
+    return path
+
+
+def _read_member_file(directory, name, max_size):
+    fd = os.open(_member_path(directory, name), os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(max_size + 1)
+    if len(data) > max_size:
+        raise OversizedContentError(f"'{directory}': {name} is more than the {max_size} bytes allowed for it.")
+    return data
+
+
 def load_weights_from_archive(model, filepath, skip_mismatch=False):
     if os.path.isdir(filepath):
         _refuse_npz(os.listdir(filepath), filepath)
-        return _load_h5_weights(model, os.path.join(filepath, WEIGHTS), filepath, skip_mismatch)
-    with zip_io.Archive(filepath) as archive:
-        _refuse_npz(archive.names(), filepath)
-        source = archive.h5_source(WEIGHTS)
-        check = archive.check_member(WEIGHTS)   # runs while h5py reads
-        try:
-            entries = _read_h5_weights(model, source, filepath)
-        except Exception:
-            check.result()   # a damaged archive explains a damaged HDF5 member best
-            raise
-        check.result()
-    load_state(entries, model, filepath, skip_mismatch=skip_mismatch)
-
-
-def _read_h5_weights(model, file_or_path, source):
-    try:
-        try:
-            h5 = h5py.File(file_or_path, "r")
-        except (OSError, ValueError) as e:
-            raise FileContentError(f"'{source}': {WEIGHTS} is not a readable HDF5 file ({e}).") from e
-        with h5:
-            return read_weights(h5, model, source)
-    finally:
-        if not isinstance(file_or_path, str):
-            file_or_path.close()
-
-
-def _load_h5_weights(model, path, source, skip_mismatch):
-    load_state(_read_h5_weights(model, path, source), model, source, skip_mismatch=skip_mismatch)
+        h5 = H5File.open(_member_path(filepath, WEIGHTS), f"{filepath}/{WEIGHTS}", follow_symlinks=False)
+    else:
+        with zip_io.Archive(filepath) as archive:
+            _refuse_npz(archive.names(), filepath)
+            with archive.open_hdf5(WEIGHTS, max_size=weights_file_limit(model)) as h5:
+                return load_state(read_weights(h5.root, model, filepath), model, filepath,
+                                  skip_mismatch=skip_mismatch)
+    with h5:
+        load_state(read_weights(h5.root, model, filepath), model, filepath, skip_mismatch=skip_mismatch)
 
 
 def load_keras(filepath, custom_objects=None, compile=True, safe_mode=True):
     if os.path.isdir(filepath):
-        config_path = os.path.join(filepath, CONFIG)
-        if not os.path.isfile(config_path):
-            raise FileContentError(f"'{filepath}' is a directory without {CONFIG}: not an unzipped .keras model.")
-        with open(config_path, "rb") as f:
-            raw = f.read()
+        raw = _read_member_file(filepath, CONFIG, _MAX_CONFIG_BYTES)
     else:
         with zip_io.Archive(filepath) as archive:
             raw = archive.read(CONFIG, max_size=_MAX_CONFIG_BYTES)

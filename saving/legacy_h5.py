@@ -10,7 +10,10 @@ Layout written (Keras 3's)::
 
 Loading is by order (the k-th saved layer with weights goes to the k-th
 model layer with weights, its values in ``weight_names`` order) or, with
-``by_name=True``, by layer name. Every value is read and checked before any
+``by_name=True``, by layer name. Files are read through ``h5_reader``: a file
+loaded by order may list at most ``max_saved_layers(model)`` layers, only the
+layer groups matched with the model are opened, and every dataset's declared
+shape is checked before any value is read; every value is read before any
 variable changes. The model config passes through the same safety checks as
 a ``.keras`` config: a Lambda layer or an unknown class is refused here too.
 """
@@ -26,10 +29,10 @@ from tapeflow.optimizers import SGD, Adam
 from .release import replacing
 from .compile_config import training_config_of, try_compile
 from .h5_attrs import get_string, get_string_list, has_list, set_string, set_string_list
-from .keras_archive import build_model, keras_version, parse_config
+from .h5_reader import Dataset, Group, H5File
+from .keras_archive import build_model, keras_version, parse_config, parse_json
 from .state_loading import assign_pairs
-from .errors import FileContentError
-from .weights_h5 import read_dataset
+from .errors import FileContentError, OversizedContentError
 
 BACKEND = "tensorflow"  # tapeflow lays weights out as TensorFlow does (channels_last, kernel (in, out))
 
@@ -116,101 +119,131 @@ def save_legacy(model, filepath, include_optimizer=True):
 
 
 # ------------------------------------------------------------------ read ---
-def open_h5(filepath):
-    try:
-        return h5py.File(filepath, "r")
-    except (OSError, ValueError) as e:
-        raise FileContentError(f"Cannot read '{filepath}': it is not a valid HDF5 file, or it is truncated or "
-                               f"corrupted ({e}).") from e
+# Files are read through ``h5_reader``. Each layer group is looked at only when it is matched with a
+# layer of the model (by order or by name), and its datasets' declared shapes are compared with the
+# model's variables before any data is read.
+def max_saved_layers(model):
+    """The most layers a file loaded by order may list for ``model``: a file saved from the same
+    architecture lists about ``len(model.layers)`` (with or without its input layers)."""
+    return max(64, 4 * len(model.layers))
 
 
-def weights_root(f):
+def weights_root(root):
     """The group holding ``layer_names`` (the file root, or ``model_weights``), or None."""
-    if has_list(f, "layer_names"):
-        return f
-    group = f.get("model_weights")
-    if isinstance(group, h5py.Group) and has_list(group, "layer_names"):
+    if has_list(root, "layer_names"):
+        return root
+    group = root.get("model_weights")
+    if isinstance(group, Group) and has_list(group, "layer_names"):
         return group
     return None
 
 
-def _saved_layers(group, source):
-    names = get_string_list(group, "layer_names") or []
+def _layer_group(group, name, source):
+    layer_group = group.get(name)
+    if not isinstance(layer_group, Group):
+        raise FileContentError(f"Cannot read '{source}': layer '{name}' is listed in layer_names, but the "
+                               f"file has no group '{group.name.rstrip('/')}/{name}'.")
+    return layer_group
+
+
+def _declared(group, names, source, owner):
+    """The datasets ``names`` of ``group``, declared (shape and dtype), not read."""
     out = []
-    for name in names:
-        layer_group = group.get(name)
-        if not isinstance(layer_group, h5py.Group):
-            raise FileContentError(f"Cannot read '{source}': layer '{name}' is listed in layer_names, but the "
-                                   f"file has no group '{group.name.rstrip('/')}/{name}'.")
-        weight_names = get_string_list(layer_group, "weight_names") or []
-        values = []
-        for weight_name in weight_names:
-            item = layer_group.get(weight_name)
-            if item is None:
-                raise FileContentError(f"Cannot read '{source}': weight '{weight_name}' of layer '{name}' is "
-                                       "listed in weight_names, but the file has no such dataset.")
-            values.append(read_dataset(item, source))
-        out.append((name, weight_names, values))
+    for weight_name in names:
+        item = group.get(weight_name)
+        if item is None:
+            raise FileContentError(f"Cannot read '{source}': weight '{weight_name}' of {owner} is listed in "
+                                   "weight_names, but the file has no such dataset.")
+        if not isinstance(item, Dataset):
+            raise FileContentError(f"Cannot read '{source}': weight '{weight_name}' of {owner} should hold a "
+                                   "variable's values, but it is a group.")
+        out.append(item)
     return out
 
 
-def _match(layer, label, saved_name, values, problems):
+def _match(layer, label, saved_name, group, weight_names, source, problems):
+    """[(variable, dataset)] of ``layer`` and its saved group, when counts and declared shapes agree."""
     variables = legacy_weights(layer)
-    if len(variables) != len(values):
+    if len(variables) != len(weight_names):
         problems.append(f"{label} (layer '{layer.name}' of the model) corresponds to layer '{saved_name}' in the "
-                        f"file, but it has {len(variables)} weights and the file has {len(values)}")
+                        f"file, but it has {len(variables)} weights and the file has {len(weight_names)}")
         return []
-    pairs = []
-    for variable, value in zip(variables, values):
-        if tuple(variable.shape) != tuple(value.shape):
+    datasets = _declared(group, weight_names, source, f"layer '{saved_name}'")
+    for variable, dataset in zip(variables, datasets):
+        if tuple(variable.shape) != tuple(dataset.shape):
             problems.append(f"{label} (layer '{layer.name}'): weight '{getattr(variable, 'path', variable.name)}' "
-                            f"has shape {tuple(variable.shape)}, the file's '{saved_name}' has {tuple(value.shape)}")
+                            f"has shape {tuple(variable.shape)}, the file's '{saved_name}' has "
+                            f"{tuple(dataset.shape)}")
             return []
-        pairs.append((variable, value))
-    return pairs
+    return list(zip(variables, datasets))
 
 
-def _pairs_by_order(model, saved, problems):
+def _pairs_by_order(model, group, names, source, problems):
+    limit = max_saved_layers(model)
+    if len(names) > limit:
+        raise OversizedContentError(f"Cannot load '{source}' into model '{model.name}' by order: the file lists "
+                                    f"{len(names)} layers, the model has {len(model.layers)} (a file saved from "
+                                    f"this architecture lists about as many; at most {limit} are accepted).")
     layers = [layer for layer in model.layers if legacy_weights(layer)]
-    saved = [entry for entry in saved if entry[2]]
+    saved = []
+    for name in names:
+        layer_group = _layer_group(group, name, source)
+        weight_names = get_string_list(layer_group, "weight_names") or []
+        if weight_names:
+            saved.append((name, layer_group, weight_names))
+            if len(saved) > len(layers):
+                break
     if len(layers) != len(saved):
+        found = f"more than {len(layers)}" if len(saved) > len(layers) else str(len(saved))
         problems.append(f"Layer count mismatch: the model has {len(layers)} layers with weights "
-                        f"{[layer.name for layer in layers]}, the file has {len(saved)} "
-                        f"{[entry[0] for entry in saved]}")
+                        f"{[layer.name for layer in layers]}, the file has {found} {[e[0] for e in saved][:20]}")
         return []
     pairs = []
-    for k, (layer, (name, _, values)) in enumerate(zip(layers, saved)):
-        pairs += _match(layer, f"Layer #{k}", name, values, problems)
+    for k, (layer, (name, layer_group, weight_names)) in enumerate(zip(layers, saved)):
+        pairs += _match(layer, f"Layer #{k}", name, layer_group, weight_names, source, problems)
     return pairs
 
 
-def _pairs_by_name(model, saved, problems):
+def _pairs_by_name(model, group, names, source, problems):
     index = {}
     for layer in model.layers:
         if legacy_weights(layer):
             index.setdefault(layer.name, []).append(layer)
     pairs = []
-    for name, _, values in saved:
-        for layer in index.get(name, []):
-            pairs += _match(layer, f"Layer '{name}'", name, values, problems)
+    for name in dict.fromkeys(names):
+        if name not in index:
+            continue   # only the model's layers are looked up in the file
+        layer_group = _layer_group(group, name, source)
+        weight_names = get_string_list(layer_group, "weight_names") or []
+        for layer in index[name]:
+            pairs += _match(layer, f"Layer '{name}'", name, layer_group, weight_names, source, problems)
     return pairs
 
 
+def _read_pairs(pairs):
+    """[(variable, array)]: each dataset read once (by_name may give one to two variables)."""
+    arrays = {}
+    for _, dataset in pairs:
+        if id(dataset) not in arrays:
+            arrays[id(dataset)] = dataset.read()
+    return [(variable, arrays[id(dataset)]) for variable, dataset in pairs]
+
+
 def load_weights_group(model, group, source, by_name=False, skip_mismatch=False):
-    saved = _saved_layers(group, source)
+    names = get_string_list(group, "layer_names") or []
     problems = []
-    pairs = (_pairs_by_name if by_name else _pairs_by_order)(model, saved, problems)
+    pairs = (_pairs_by_name if by_name else _pairs_by_order)(model, group, names, source, problems)
     top = group.get("top_level_model_weights")
-    if isinstance(top, h5py.Group):
-        names = get_string_list(top, "weight_names") or []
-        if names:
-            values = [read_dataset(top[n], source) if n in top else None for n in names]
+    if isinstance(top, Group):
+        weight_names = get_string_list(top, "weight_names") or []
+        if weight_names:
             own = model._own_variables()
-            if any(v is None for v in values) or len(own) != len(values) or any(
-                    tuple(v.shape) != tuple(x.shape) for v, x in zip(own, values)):
-                problems.append(f"the model's own weights do not match top_level_model_weights {names}")
+            datasets = [top.get(n) for n in weight_names] if len(own) == len(weight_names) else None
+            if datasets is None or any(not isinstance(d, Dataset) for d in datasets) or any(
+                    tuple(d.shape) != tuple(v.shape) for v, d in zip(own, datasets)):
+                problems.append(f"the model's own weights do not match top_level_model_weights {weight_names[:20]}")
             else:
-                pairs += list(zip(own, values))
+                pairs += list(zip(own, datasets))
     if problems:
         if not (skip_mismatch and by_name):
             raise FileContentError(f"Cannot load the weights of '{source}' into model '{model.name}' "
@@ -218,7 +251,7 @@ def load_weights_group(model, group, source, by_name=False, skip_mismatch=False)
                                    + "\n".join(f"  - {p}" for p in problems))
         for problem in problems:
             warnings.warn(f"Skipping loading weights from '{source}': {problem}", stacklevel=3)
-    assign_pairs(pairs, source)
+    assign_pairs(_read_pairs(pairs), source)
 
 
 def _keras2_slots_match(optimizer, names):
@@ -239,46 +272,48 @@ def _optimizer_values(optimizer, names, values, keras_2):
     lr_is_variable = len(own) > 1 and str(getattr(own[1], "name", "")).split(":")[0] == "learning_rate"
     if (lr_is_variable and len(values) == len(own) - 1 and names and names[0].split("/")[-1].startswith("iteration")
             and _keras2_slots_match(optimizer, names)):
-        return [values[0], np.asarray(own[1])] + values[1:]
+        return [values[0], own[1]] + values[1:]
     return None
 
 
 def load_optimizer_group(model, group, source, keras_2):
     optimizer = model.optimizer
     names = get_string_list(group, "weight_names") or []
-    values = [read_dataset(group[n], source) if n in group else None for n in names]
     if not optimizer.built:
         optimizer.build(model.trainable_variables)
-    mapped = None if any(v is None for v in values) else _optimizer_values(optimizer, names, values, keras_2)
     own = optimizer.variables
-    if mapped is None or any(tuple(v.shape) != tuple(np.shape(x)) for v, x in zip(own, mapped)):
+    datasets = [group.get(n) for n in names] if len(names) <= len(own) else None
+    mapped = None
+    if datasets is not None and all(isinstance(d, Dataset) for d in datasets):
+        mapped = _optimizer_values(optimizer, names, datasets, keras_2)
+    if mapped is None or any(tuple(v.shape) != tuple(np.shape(x) if x is own[1] else x.shape)
+                             for v, x in zip(own, mapped)):
         warnings.warn(f"'{source}': Error in loading the saved optimizer state. As a result, your model is "
-                      f"starting with a freshly initialized optimizer (the file has {len(values)} optimizer "
+                      f"starting with a freshly initialized optimizer (the file has {len(names)} optimizer "
                       f"variables, optimizer '{optimizer.name}' has {len(own)}).", stacklevel=3)
         return
-    assign_pairs(list(zip(own, mapped)), source)
+    values = [np.asarray(x) if x is own[1] else x.read() for x in mapped]
+    assign_pairs(list(zip(own, values)), source)
 
 
 def load_legacy_model(filepath, custom_objects=None, compile=True, safe_mode=True):
-    with open_h5(filepath) as f:
-        raw = get_string(f, "model_config")
+    with H5File.open(filepath) as f:
+        root = f.root
+        raw = get_string(root, "model_config")
         if raw is None:
             raise FileContentError(f"No model config found in the file at {filepath}: it holds weights only. "
                                    "Build the model in Python and call model.load_weights() on it.")
-        model = build_model(parse_config(raw, filepath), filepath, custom_objects, compile=False,
+        model = build_model(parse_config(raw, filepath, "model_config"), filepath, custom_objects, compile=False,
                             safe_mode=safe_mode)
-        group = weights_root(f)
+        group = weights_root(root)
         if group is not None:
             load_weights_group(model, group, filepath)
-        training = get_string(f, "training_config")
+        training = get_string(root, "training_config")
         if compile and training:
-            try:
-                training_config = json.loads(training)
-            except json.JSONDecodeError as e:
-                raise FileContentError(f"'{filepath}': training_config is not valid JSON ({e}).") from e
+            training_config = parse_json(training, filepath, "training_config")
             if try_compile(model, training_config, filepath, custom_objects, optimizer_key="optimizer_config"):
-                optimizer_group = f.get("optimizer_weights")
-                if isinstance(optimizer_group, h5py.Group) and has_list(optimizer_group, "weight_names"):
-                    version = get_string(f, "keras_version") or ""
+                optimizer_group = root.get("optimizer_weights")
+                if isinstance(optimizer_group, Group) and has_list(optimizer_group, "weight_names"):
+                    version = get_string(root, "keras_version") or ""
                     load_optimizer_group(model, optimizer_group, filepath, keras_2=version.startswith("2."))
     return model

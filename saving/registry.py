@@ -9,6 +9,8 @@ says), and nothing is unpickled. ``check_config`` walks the whole config
 first and reports every unknown class at once.
 """
 from tapeflow.layers import serialization_lib
+
+from .errors import ConfigContentError, FileFormatError
 from tapeflow.layers.serialization_lib import (CustomObjectScope, custom_object_scope,  # noqa: F401
                                                deserialize_keras_object, get_registered_name,
                                                get_registered_object, register_keras_serializable,
@@ -18,12 +20,12 @@ _SPECIAL = {"__numpy__", "__bytes__", "__tensor__", "__keras_tensor__", "__slice
             "__typespec__", "__shared_object__"}
 
 
-class UnsafeContentError(ValueError):
+class UnsafeContentError(FileFormatError):
     """The file asks for code to be run (a Lambda layer or a Python lambda)."""
 
 
-class UnknownClassError(TypeError):
-    """The file names classes that are neither built in nor registered."""
+class UnknownClassError(FileFormatError, TypeError):
+    """The file names classes that are neither built in nor registered (still a TypeError, as it was)."""
 
 
 def get_custom_objects():
@@ -53,19 +55,48 @@ def _label(config):
     return f"'{config.get('class_name')}'" + (f" (object '{name}')" if isinstance(name, str) else "")
 
 
+def _where(path):
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "the top level"
+
+
+def _field_problem(node):
+    """What is wrong with the fields of an object entry ``{"class_name", "config", ...}`` (None if nothing)."""
+    class_name = node.get("class_name")
+    if not isinstance(class_name, str):
+        return f"'class_name' should be a string, not {type(class_name).__name__} {class_name!r:.40}"
+    for key in ("module", "registered_name"):
+        if node.get(key) is not None and not isinstance(node[key], str):
+            return f"'{key}' should be a string, not {type(node[key]).__name__} {node[key]!r:.40}"
+    inner = node["config"]
+    if class_name == "function":
+        if not isinstance(inner, (str, dict)) or isinstance(inner, dict) and not isinstance(inner.get("name"), str):
+            return f"the 'config' of a function should be its name, not {type(inner).__name__} {inner!r:.40}"
+    elif not isinstance(inner, dict):
+        return f"'config' should be an object (a dict), not {type(inner).__name__} {inner!r:.40}"
+    for key in ("build_config", "compile_config"):
+        if node.get(key) is not None and not isinstance(node[key], dict):
+            return f"'{key}' should be an object (a dict), not {type(node[key]).__name__}"
+    return None
+
+
 def check_config(config, source, custom_objects=None, skip_keys=("compile_config",)):
-    """Raises if ``config`` holds a Lambda or names a class or function tapeflow cannot rebuild safely."""
+    """Raises if ``config`` holds a Lambda or names a class or function tapeflow cannot rebuild safely,
+    or if an object entry's fields have the wrong types (a ConfigContentError naming the entry)."""
     lambdas, unknown, names_to_pass = [], [], []
 
-    def visit(node, top=False):
+    def visit(node, path=(), top=False):
         if isinstance(node, list):
-            for item in node:
-                visit(item)
+            for i, item in enumerate(node):
+                visit(item, path + (i,))
             return
         if not isinstance(node, dict):
             return
         class_name = node.get("class_name")
-        if isinstance(class_name, str) and "config" in node:
+        if "class_name" in node and "config" in node:
+            problem = _field_problem(node)
+            if problem:
+                raise ConfigContentError(f"Cannot load '{source}': the object at {_where(path)} of its config is "
+                                         f"malformed: {problem}.")
             if class_name == "__lambda__":
                 lambdas.append("a Python lambda")
             elif class_name == "Lambda" and get_registered_object(
@@ -86,7 +117,7 @@ def check_config(config, source, custom_objects=None, skip_keys=("compile_config
                 continue
             if key == "config" and class_name in ("__lambda__", "Lambda"):
                 continue
-            visit(value)
+            visit(value, path + (key,))
 
     visit(config, top=True)
     if lambdas:

@@ -1,13 +1,18 @@
-"""Putting loaded arrays into a model's variables: check everything first, then assign, all or nothing.
+"""Putting loaded arrays into a model's variables: check everything first, then read, then assign, all or nothing.
 
 ``entries`` are ``(path, object, store)`` triples (``store`` is a dict
-``{"0": array, ...}`` read fully from the file, or None when the file has
-no group for the object). Every object that loads through the default
-``load_own_variables`` is checked against the file (variable count, keys,
-shapes, kinds of number) before anything is assigned, and all problems are
-reported together. Objects that override ``load_own_variables`` run under a
-snapshot of every variable: if one raises, every variable is put back.
+``{"0": dataset, ...}`` of datasets declared by the file but not yet read --
+anything with ``shape``, ``dtype``, ``nbytes`` and ``read()`` -- or None when
+the file has no group for the object). Every object that loads through the
+default ``load_own_variables`` is checked against the file (variable count,
+keys, shapes, kinds of number) before any data is read, and all problems are
+reported together; then every dataset is read, then assigned. Objects that
+override ``load_own_variables`` run under a snapshot of every variable: if
+one raises, every variable is put back. An optimizer that the load had to
+build (to check its slots against the file) is unbuilt again if the load
+fails.
 """
+import copy
 import warnings
 
 import numpy as np
@@ -16,7 +21,9 @@ from tapeflow.layers.layer import Layer
 from tapeflow.optimizers import Optimizer
 
 from .object_walk import uses_default_io, variables_of
-from .errors import FileContentError
+from .errors import FileContentError, OversizedContentError
+
+CUSTOM_READ_SLACK = 64 << 20   # bytes that objects with their own loaders may read beyond the model's variables
 
 
 def describe(path, obj):
@@ -34,6 +41,8 @@ def _check(variables, store):
     """Why ``store`` cannot be loaded into ``variables`` (empty when it can)."""
     names = [getattr(v, "name", "?") for v in variables]
     expected = [str(i) for i in range(len(variables))]
+    if getattr(store, "more", False):
+        return [f"expected {len(variables)} variables {names}, but the file has more"]
     if set(store) != set(expected):
         if not store:
             return [f"expected {len(variables)} variables {names}, but the file has none for it"]
@@ -52,19 +61,38 @@ def _check(variables, store):
     return problems
 
 
-def _plan(entries, root):
+class _Builds:
+    """Optimizers built by a load, so that a failed load can put them back as they were."""
+
+    def __init__(self):
+        self._saved = []
+
+    def build(self, optimizer, variables):
+        state = {k: copy.copy(v) if isinstance(v, (list, dict, set)) else v for k, v in vars(optimizer).items()}
+        self._saved.append((optimizer, state))
+        optimizer.build(variables)
+
+    def undo(self):
+        for optimizer, state in reversed(self._saved):
+            optimizer.__dict__.clear()
+            optimizer.__dict__.update(state)
+        self._saved = []
+
+
+def _plan(entries, root, builds):
     plan, problems = [], []
     for path, obj, store in entries:
         if isinstance(obj, Optimizer):
             if store is None:
                 continue  # the file has no optimizer state: the optimizer keeps its own
             if not obj.built and obj is getattr(root, "optimizer", None) and getattr(root, "built", False):
-                obj.build(root.trainable_variables)  # slots exist now, so their shapes can be checked
+                builds.build(obj, root.trainable_variables)  # slots exist now, so their shapes can be checked
             if obj.built:
                 own = variables_of(obj)
-                if len(store) != len(own):
+                if len(store) != len(own) or getattr(store, "more", False):
+                    count = f"more than {len(store)}" if getattr(store, "more", False) else len(store)
                     warnings.warn(f"Skipping variable loading for optimizer '{obj.name}', because it has "
-                                  f"{len(own)} variables whereas the saved optimizer has {len(store)} variables.",
+                                  f"{len(own)} variables whereas the saved optimizer has {count} variables.",
                                   stacklevel=4)
                     continue
                 found = _check(own, store)
@@ -110,9 +138,43 @@ def _all_variables(root, plan):
     return out
 
 
+def _read(plan, root, source):
+    """The plan with every declared dataset read. Objects checked against the file read exactly their
+    variables' sizes; the others (own loaders, unbuilt optimizers) share a budget of the model's size."""
+    budget = sum(int(np.asarray(v).nbytes) for v in _all_variables(root, plan)) + CUSTOM_READ_SLACK
+    out = []
+    for path, obj, store in plan:
+        checked = obj.built if isinstance(obj, Optimizer) else uses_default_io(obj)   # shape by shape, in _plan
+        arrays = {}
+        for key, dataset in store.items():
+            if not hasattr(dataset, "read"):
+                arrays[key] = dataset
+                continue
+            if not checked:
+                budget -= dataset.nbytes
+                if budget < 0:
+                    raise OversizedContentError(
+                        f"Cannot load '{source}': '{dataset.name}' declares {dataset.nbytes} bytes "
+                        f"{tuple(dataset.shape)}, more than {describe(path, obj)} can hold with the model's "
+                        "variables; nothing was read.")
+            arrays[key] = dataset.read()
+        out.append((path, obj, arrays))
+    return out
+
+
 def load_state(entries, root, source, skip_mismatch=False):
-    """Loads ``entries`` into their objects; on any problem raises and leaves every variable as it was."""
-    plan, problems = _plan(entries, root)
+    """Loads ``entries`` into their objects; on any problem raises and leaves every variable (and every
+    optimizer) as it was."""
+    builds = _Builds()
+    try:
+        _load(entries, root, source, skip_mismatch, builds)
+    except BaseException:
+        builds.undo()
+        raise
+
+
+def _load(entries, root, source, skip_mismatch, builds):
+    plan, problems = _plan(entries, root, builds)
     if problems:
         count = len(problems)
         if not skip_mismatch:
@@ -120,7 +182,8 @@ def load_state(entries, root, source, skip_mismatch=False):
                 f"Cannot load '{source}' into {type(root).__name__} '{getattr(root, 'name', '?')}': {count} "
                 f"object(s) do not match the file, so no variable was changed.\n{_report(problems)}")
         for who, found in problems:
-            warnings.warn(f"Skipping loading of {who} from '{source}': " + "; ".join(found), stacklevel=3)
+            warnings.warn(f"Skipping loading of {who} from '{source}': " + "; ".join(found), stacklevel=4)
+    plan = _read(plan, root, source)
     snapshot = [(v, np.asarray(v)) for v in _all_variables(root, plan)]
     # Optimizers last: their own loading checks everything before it assigns, so once one has
     # started nothing can fail after it.

@@ -6,10 +6,12 @@ member of a ``.keras`` archive. ``<path>`` comes from ``object_walk``; the
 ``@name`` (written for fidelity, ignored on read). Datasets hold the raw
 arrays (shape ``()`` for scalars), indexed ``"0" .. "n-1"``.
 """
-import h5py
 import numpy as np
 
+from tapeflow.optimizers import Optimizer
+
 from .errors import FileContentError
+from .h5_reader import Dataset, Group
 from .object_walk import has_own_variables_methods, uses_default_io, variables_of, walk
 
 
@@ -68,57 +70,78 @@ def write_weights(h5, root, checksums=None):
 
 
 # ------------------------------------------------------------------ read ---
+# Reading goes through ``h5_reader`` (never libhdf5): a store is first *declared* -- its datasets with
+# their shapes and dtypes, nothing read -- so that state_loading can compare it with the model before
+# any data is read or memory allocated for it.
+CUSTOM_STORE_LIMIT = 4096   # members of a vars group read for an object with its own load_own_variables
+
+
+class DeclaredStore(dict):
+    """``{"0": h5_reader.Dataset, ...}`` of a ``vars`` group; ``more`` is True when the group has more
+    members than were listed (more than the object can hold)."""
+    more = False
+
+
 def _vars_group(h5, path, source):
     candidates = [join(path, "vars")]
     if path == "layers" or path.startswith("layers/"):
         # Keras 2.13 wrote the layers of a model under this name.
         candidates.append("_layer_checkpoint_dependencies" + path[len("layers"):] + "/vars")
     for candidate in candidates:
-        try:
-            group = h5.get(candidate)
-        except (KeyError, OSError, RuntimeError) as e:
-            raise FileContentError(f"Cannot read '{source}': the HDF5 structure at '/{candidate}' is corrupted "
-                                   f"({e}).") from e
+        group = h5.get(candidate)
         if group is None:
             continue
-        if not isinstance(group, h5py.Group):
+        if not isinstance(group, Group):
             raise FileContentError(f"Cannot read '{source}': '/{candidate}' should be a group of variables, but it "
                                    "is a dataset.")
         return group
     return None
 
 
-def read_dataset(dataset, source):
-    """The array stored in ``dataset``; damaged data raises a FileContentError naming it."""
-    if not isinstance(dataset, h5py.Dataset):
-        raise FileContentError(f"Cannot read '{source}': '{dataset.name}' should hold a variable's values, but "
-                               "it is a group.")
-    if dataset.dtype.kind not in "biuf":
-        raise FileContentError(f"Cannot read '{source}': '{dataset.name}' holds {dataset.dtype} data, not the "
-                               "numbers of a variable.")
-    try:
-        return dataset[()]
-    except (OSError, RuntimeError, ValueError, TypeError) as e:
-        raise FileContentError(f"Cannot read '{source}': the data of '{dataset.name}' is corrupted or truncated "
-                               f"({e}).") from e
-
-
-def read_store(group, source):
-    """``{"0": array, ...}`` from a ``vars`` group, read fully into memory."""
-    try:
-        keys = list(group.keys())
-        items = [(key, group[key]) for key in keys]
-    except (KeyError, OSError, RuntimeError) as e:
-        raise FileContentError(f"Cannot read '{source}': the group '{group.name}' is corrupted ({e}).") from e
-    return {key: read_dataset(item, source) for key, item in items}
+def declared_store(group, source, limit):
+    """The datasets of ``group`` by name, at most ``limit`` of them listed (see DeclaredStore)."""
+    store = DeclaredStore()
+    keys = group.keys_at_most(limit)
+    if keys is None:
+        store.more = True
+        return store
+    for key in keys:
+        item = group.get(key)
+        if not isinstance(item, Dataset):
+            raise FileContentError(f"Cannot read '{source}': '{group.name}/{key}' should hold a variable's values, "
+                                   "but it is a group.")
+        store[key] = item
+    return store
 
 
 def read_weights(h5, root, source):
-    """[(path, object, store or None)] for every saveable of ``root``; None where the file has no group."""
+    """[(path, object, DeclaredStore or None)] for every saveable of ``root`` (``h5``: an h5_reader
+    root group); None where the file has no group for the object."""
     out = []
     for path, obj in walk(root):
         if not has_own_variables_methods(obj):
             continue
         group = _vars_group(h5, path, source)
-        out.append((path, obj, None if group is None else read_store(group, source)))
+        limit = CUSTOM_STORE_LIMIT if isinstance(obj, Optimizer) or not uses_default_io(obj) else len(variables_of(obj))
+        out.append((path, obj, None if group is None else declared_store(group, source, limit)))
     return out
+
+
+def weights_file_limit(root):
+    """The most bytes a weights file for ``root`` can need: the model's variables (an unbuilt optimizer
+    counted as if built with up to four slots per trainable variable), plus room for the HDF5 structure
+    around each variable and each object."""
+    objects = [obj for _, obj in walk(root) if has_own_variables_methods(obj)]
+    count, total = 0, 0
+    for obj in objects:
+        for variable in variables_of(obj):
+            count += 1
+            total += int(np.asarray(variable).nbytes)
+        if isinstance(obj, Optimizer) and not obj.built:
+            trainable = getattr(root, "trainable_variables", [])
+            count += 4 * len(trainable)
+            total += 4 * sum(int(np.asarray(v).nbytes) for v in trainable)
+    return total + _STRUCTURE_BYTES * (count + 4 * len(objects)) + (16 << 20)
+
+
+_STRUCTURE_BYTES = 16 << 10   # HDF5 headers, B-tree nodes and heaps per dataset or group, with room to spare

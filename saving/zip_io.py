@@ -9,24 +9,23 @@ directory, which lists the members in Keras's order (metadata.json,
 config.json, model.weights.h5). Archives that would need zip64 (4 GiB) are
 written through ``zipfile`` instead.
 
-Reading: ``h5_source`` gives what h5py should open for a member without
-copying it to memory: the archive's path itself when the member sits at the
-user-block offset (tapeflow's archives), else a file object over the
-member's bytes. ``check_member`` verifies a member's CRC-32 on a thread
-while it is being read.
+Reading: a member is checked before anything parses it -- its declared size
+against the limit the caller gives (what the model can hold), its CRC-32
+against the directory -- and then read in place by ``h5_reader`` (a stored
+member: no copy) or inflated into memory up to that limit (a compressed one).
 """
-import io
+import errno
 import os
 import struct
 import time
 import zipfile
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import h5py
 
 from . import crc32
-from .errors import ArchiveError
+from .errors import ArchiveError, OversizedContentError
+from .h5_reader import H5File
 
 USER_BLOCK = 512
 _LOCAL = struct.Struct("<4s5H3L2H")          # local file header, 30 bytes
@@ -127,52 +126,15 @@ def _rewrite_with_zipfile(path, small_members, h5_name):
 
 
 # ------------------------------------------------------------------ read ---
-class _MemberFile(io.RawIOBase):
-    """A read-only, seekable view of the bytes ``[start, start + size)`` of a file."""
-
-    def __init__(self, path, start, size):
-        super().__init__()
-        self._fh = open(path, "rb")
-        self._start = start
-        self._size = size
-        self._pos = 0
-
-    def readable(self):
-        return True
-
-    def seekable(self):
-        return True
-
-    def tell(self):
-        return self._pos
-
-    def seek(self, offset, whence=io.SEEK_SET):
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def readinto(self, buffer):
-        view = memoryview(buffer).cast("B")
-        n = max(0, min(len(view), self._size - self._pos))
-        if n == 0:
-            return 0
-        got = os.preadv(self._fh.fileno(), [view[:n]], self._start + self._pos)
-        self._pos += got
-        return got
-
-    def close(self):
-        if not self.closed:
-            self._fh.close()
-        super().close()
-
-
-class _Done:
-    def result(self):
-        return None
+def _caused_by_content(error):
+    """zipfile's errors caused by the archive's bytes (an OSError with an errno other than EINVAL -- a
+    seek to a damaged offset -- is I/O and stays an OSError)."""
+    return not isinstance(error, OSError) or error.errno in (None, errno.EINVAL)
 
 
 class Archive:
-    """A zip archive opened for reading; members are found by name."""
+    """A zip archive opened for reading; members are found by name. Every member is checked (size
+    against a limit, CRC-32) before anything parses it."""
 
     def __init__(self, path):
         self.path = path
@@ -181,74 +143,75 @@ class Archive:
         except zipfile.BadZipFile as e:
             raise ArchiveError(f"'{path}' is not a valid .keras archive: it is not a zip file, or it is truncated "
                                f"({e}).") from e
-        except OSError as e:
-            raise ArchiveError(f"Cannot read '{path}': {e}") from e
+        except (OSError, EOFError, ValueError, NotImplementedError) as e:
+            if not _caused_by_content(e):
+                raise
+            raise ArchiveError(f"'{path}' is not a valid .keras archive: its zip directory is damaged ({e}).") from e
+        try:
+            self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            self._size = os.fstat(self._fd).st_size
+        except OSError:
+            self._zip.close()
+            raise
 
     def names(self):
         return self._zip.namelist()
 
     def read(self, name, max_size):
+        """The bytes of member ``name``, refused if it declares more than ``max_size`` bytes; zipfile
+        inflates no more than the declared size and checks the CRC-32."""
         info = self._info(name)
         if info.file_size > max_size:
-            raise ArchiveError(f"'{self.path}': member '{name}' is {info.file_size} bytes, more than the "
-                               f"{max_size} bytes allowed for it; refusing to read it.")
+            raise OversizedContentError(f"'{self.path}': member '{name}' is {info.file_size} bytes, more than the "
+                                        f"{max_size} bytes allowed for it; refusing to read it.")
         try:
             return self._zip.read(name)
-        except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as e:
-            raise ArchiveError(f"'{self.path}': member '{name}' is corrupted ({e}).") from e
+        except (zipfile.BadZipFile, OSError, EOFError, zlib.error, NotImplementedError, ValueError) as e:
+            if not _caused_by_content(e):
+                raise
+            raise ArchiveError(f"'{self.path}': member '{name}' is corrupted ({type(e).__name__}: {e}).") from e
 
-    def h5_source(self, name):
-        """What h5py should open to read member ``name``: the archive's own path when the member is
-        stored exactly at the 512-byte user-block offset (tapeflow's archives: HDF5 finds it there and
-        reads with its native driver), else a read-only file object over the member's bytes."""
+    def open_hdf5(self, name, max_size):
+        """Member ``name`` as an ``h5_reader.H5File``, once its size and CRC-32 have been checked. A stored
+        member is read in place, a compressed one inflated into memory (at most ``max_size`` bytes)."""
+        source = f"{self.path}' member '{name}"
         info = self._info(name)
         if info.compress_type != zipfile.ZIP_STORED:
-            return io.BytesIO(self.read(name, max_size=info.file_size))   # zipfile checks its CRC-32
+            return H5File.from_bytes(self.read(name, max_size), source)
+        if info.file_size > max_size:
+            raise OversizedContentError(f"'{self.path}': member '{name}' is {info.file_size} bytes, more than the "
+                                        f"{max_size} bytes the model's weights can take; refusing to read it.")
         start = self._data_offset(info)
-        if start + info.file_size > os.path.getsize(self.path):
+        if start + info.file_size > self._size:
             raise ArchiveError(f"'{self.path}': member '{name}' runs past the end of the file (truncated).")
-        return self.path if start == USER_BLOCK else _MemberFile(self.path, start, info.file_size)
-
-    def check_member(self, name):
-        """Starts checking the CRC-32 of stored member ``name`` on a thread; ``result()`` raises if it is
-        corrupted. Run it while the member is being read."""
-        info = self._info(name)
-        if info.compress_type != zipfile.ZIP_STORED:
-            return _Done()
-        start = self._data_offset(info)
-        pool = ThreadPoolExecutor(max_workers=1)
-
-        def check():
-            with open(self.path, "rb") as fh:
-                try:
-                    crc = crc32.of_file(fh, start, info.file_size)
-                except OSError as e:
-                    raise ArchiveError(f"'{self.path}': member '{name}' is truncated ({e}).") from e
-            if crc != info.CRC:
-                raise ArchiveError(f"'{self.path}': member '{name}' is corrupted (CRC-32 {crc:#010x}, the "
-                                   f"archive records {info.CRC:#010x}).")
-        future = pool.submit(check)
-        pool.shutdown(wait=False)
-        return future
+        crc = crc32.of_file_descriptor(self._fd, start, info.file_size)
+        if crc != info.CRC:
+            raise ArchiveError(f"'{self.path}': member '{name}' is corrupted (CRC-32 {crc:#010x}, the archive "
+                               f"records {info.CRC:#010x}).")
+        return H5File.open_window(self._fd, start, info.file_size, source)
 
     def _info(self, name):
         try:
             return self._zip.getinfo(name)
         except KeyError:
-            raise ArchiveError(f"'{self.path}' has no member '{name}' (it has {self.names()}); it is not a "
+            raise ArchiveError(f"'{self.path}' has no member '{name}' (it has {self.names()[:20]}); it is not a "
                                "complete .keras archive.") from None
 
     def _data_offset(self, info):
-        with open(self.path, "rb") as fh:
-            fh.seek(info.header_offset)
-            header = fh.read(_LOCAL.size)
-        if len(header) != _LOCAL.size or header[:4] != b"PK\x03\x04":
+        header = os.pread(self._fd, _LOCAL.size + len(info.orig_filename.encode("utf-8")) + 4, info.header_offset)
+        if len(header) < _LOCAL.size or header[:4] != b"PK\x03\x04":
             raise ArchiveError(f"'{self.path}': the local header of member '{info.filename}' is damaged.")
-        fields = _LOCAL.unpack(header)
+        fields = _LOCAL.unpack(header[:_LOCAL.size])
+        name = header[_LOCAL.size:_LOCAL.size + fields[9]]
+        if name.decode("utf-8", "replace") != info.orig_filename and name.decode("cp437") != info.orig_filename:
+            raise ArchiveError(f"'{self.path}': the local header of member '{info.filename}' names another file.")
         return info.header_offset + _LOCAL.size + fields[9] + fields[10]
 
     def close(self):
         self._zip.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def __enter__(self):
         return self
