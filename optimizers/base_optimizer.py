@@ -27,6 +27,7 @@ import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
+from tapeflow import init_scope
 from tapeflow.framework.recording import tracing_graph
 from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.tensor_shape import TensorShape
@@ -742,8 +743,9 @@ class Optimizer:
                     for v, val in zip(variables, values) if val.shape != _shape(v)]
         if problems:
             raise ValueError(f"Cannot load the state of optimizer '{self.name}': " + "; ".join(problems))
-        for v, val in zip(variables, values):
-            v.assign(val.astype(v.dtype._np, copy=False))
+        with init_scope():   # values from a file, even when the optimizer is built while a step is traced
+            for v, val in zip(variables, values):
+                v.assign(val.astype(v.dtype._np, copy=False))
 
     def _restore_pending(self):
         """Assigns slot values loaded before the optimizer was built (see ``load_own_variables``)."""

@@ -1,30 +1,32 @@
 """tapeflow's checkpoint file: one HDF5 file, ``<prefix>.h5``, holding values under TensorFlow's keys.
 
-* ``/_CHECKPOINTABLE_OBJECT_GRAPH``: the object graph, a UTF-8 JSON string (TensorFlow stores a proto
-  under the same key): ``{"format": "tapeflow.train.Checkpoint", "version": 1, "nodes": [...]}``,
+* ``/_CHECKPOINTABLE_OBJECT_GRAPH``: the object graph, UTF-8 JSON stored as a uint8 dataset (TensorFlow
+  stores a proto under the same key): ``{"format": "tapeflow.train.Checkpoint", "version": 1, "nodes": [...]}``,
   each node ``{"children": [[name, node id], ...]}`` plus ``"key"`` on a variable's node; node 0 is
   the root.
 * each variable's value as a dataset at its key, e.g.
   ``/model/layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE``.
 
-Reading never leaves the file: every step of a key's path must be a hard link inside it, and a dataset
-may be neither virtual nor stored in external files. A value's shape and dtype come from the dataset's
-header, so they are checked against the variable before its data is read.
+Reading goes through ``h5_reader`` (never libhdf5, which trusts the files it reads): it never leaves the
+file (links, external storage and virtual datasets are refused) and checks every address and size. A
+value's shape and dtype come from the dataset's header, so they are checked against the variable before
+its data is read.
 """
 import json
 
 import h5py
 import numpy as np
 
+from . import h5_reader
 from .errors import FileContentError
 from .release import replacing
-from .weights_h5 import read_dataset
 
 GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 FORMAT = "tapeflow.train.Checkpoint"
 VERSION = 1
 SUFFIX = ".h5"
 _MAX_KEY_LENGTH = 65536
+_MAX_GRAPH_BYTES = 1 << 28
 
 
 def file_of(prefix):
@@ -46,7 +48,7 @@ def write_checkpoint(prefix, graph):
     path = file_of(prefix)
     with replacing(path) as tmp:
         with h5py.File(tmp, "w") as f:
-            f.create_dataset(GRAPH_KEY, data=text, dtype=h5py.string_dtype("utf-8"))
+            f.create_dataset(GRAPH_KEY, data=np.frombuffer(text.encode("utf-8"), np.uint8))
             for key, value in values:
                 f.create_dataset(key, data=value)
     return path
@@ -65,11 +67,7 @@ class CheckpointReader:
 
     def __init__(self, path):
         self.path = path
-        try:
-            self._file = h5py.File(path, "r")
-        except (OSError, ValueError) as e:
-            raise FileContentError(f"Cannot read checkpoint '{path}': it is not a valid HDF5 file, or it is "
-                                   f"truncated or corrupted ({e}).") from e
+        self._file = h5_reader.H5File.open(path)
         try:
             self.nodes = self._read_graph()
         except BaseException:
@@ -91,13 +89,13 @@ class CheckpointReader:
     # ------------------------------------------------------------ graph ---
     def _read_graph(self):
         item = self._item(GRAPH_KEY, what="the object graph")
-        if not isinstance(item, h5py.Dataset) or item.shape != () or h5py.check_string_dtype(item.dtype) is None:
-            self._fail(f"'/{GRAPH_KEY}' should be a string dataset holding the object graph.")
+        if (not isinstance(item, h5_reader.Dataset) or len(item.shape) != 1 or item.dtype != np.uint8
+                or item.nbytes > _MAX_GRAPH_BYTES):
+            self._fail(f"'/{GRAPH_KEY}' should be a uint8 dataset (at most {_MAX_GRAPH_BYTES} bytes) holding "
+                       "the object graph's JSON.")
         try:
-            raw = item[()]
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
-            graph = json.loads(text)
-        except (OSError, RuntimeError, ValueError, RecursionError) as e:
+            graph = json.loads(item.read().tobytes().decode("utf-8"))
+        except (ValueError, RecursionError) as e:
             self._fail(f"the object graph '/{GRAPH_KEY}' is not readable JSON ({type(e).__name__}: {e}).")
         if not isinstance(graph, dict) or graph.get("format") != FORMAT:
             self._fail(f"'/{GRAPH_KEY}' is not a {FORMAT} object graph.")
@@ -134,30 +132,16 @@ class CheckpointReader:
 
     # ------------------------------------------------------------ values ---
     def _item(self, key, what=None):
-        """The object at ``key``, reached through hard links only."""
-        item = self._file
-        for part in key.split("/"):
-            try:
-                link = item.get(part, getlink=True) if isinstance(item, h5py.Group) else None
-            except (KeyError, OSError, RuntimeError, ValueError) as e:
-                self._fail(f"the HDF5 structure at '/{key}' is corrupted ({e}).")
-            if link is None:
-                self._fail(f"it has no {what or 'value'} at '/{key}'.")
-            if not isinstance(link, h5py.HardLink):
-                self._fail(f"'/{key}' goes through a {type(link).__name__}; checkpoint values must be stored in "
-                           "the file itself, so links are refused.")
-            try:
-                item = item[part]
-            except (KeyError, OSError, RuntimeError, ValueError) as e:
-                self._fail(f"the HDF5 structure at '/{key}' is corrupted ({e}).")
+        """The object at ``key`` (h5_reader follows hard links only)."""
+        item = self._file.root.get(key)
+        if item is None:
+            self._fail(f"it has no {what or 'value'} at '/{key}'.")
         return item
 
     def _dataset(self, key):
         item = self._item(key)
-        if not isinstance(item, h5py.Dataset):
+        if not isinstance(item, h5_reader.Dataset):
             self._fail(f"'/{key}' should hold a variable's value, but it is a group.")
-        if item.is_virtual or item.external:
-            self._fail(f"'/{key}' is stored outside the file (a virtual or external dataset), which is refused.")
         if item.dtype.kind not in "biuf":
             self._fail(f"'/{key}' holds {item.dtype} data, not the numbers of a variable.")
         return item
@@ -168,7 +152,7 @@ class CheckpointReader:
         return tuple(dataset.shape), dataset.dtype
 
     def read(self, key):
-        return np.asarray(read_dataset(self._dataset(key), self.path))
+        return self._dataset(key).read()
 
     def keys(self):
         return [node.key for node in self.nodes if node.key is not None]

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from tapeflow import init_scope
 from tapeflow.framework.variables import Variable
 from tapeflow.layers.layer import Layer
 from tapeflow.optimizers import Optimizer
@@ -199,13 +200,15 @@ class Restoration:
         targets = [v for v, _ in plan.variables] + [v for optimizer, *_ in stores for v in optimizer.variables]
         snapshot = [(v, np.array(v)) for v in targets]
         try:
-            for variable, node_id in plan.variables:
-                variable.assign(values[node_id].astype(np.dtype(variable.dtype.name), copy=False))
-            for optimizer, _, _, store in stores:
-                optimizer.load_own_variables(store)
+            with init_scope():    # a layer built while a tf.function is traced restores eagerly, once
+                for variable, node_id in plan.variables:
+                    variable.assign(values[node_id].astype(np.dtype(variable.dtype.name), copy=False))
+                for optimizer, _, _, store in stores:
+                    optimizer.load_own_variables(store)
         except Exception as e:
-            for variable, old in snapshot:
-                variable.assign(old)
+            with init_scope():
+                for variable, old in snapshot:
+                    variable.assign(old)
             raise FileContentError(f"Cannot restore '{self.source}': {e}. Nothing was changed.") from e
         self.restored.update(node_id for _, node_id in plan.variables)
         for optimizer, node_id, items, _ in stores:

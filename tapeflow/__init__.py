@@ -33,6 +33,7 @@ from .module import Module, name_scope  # noqa: F401
 from .function import function  # noqa: F401
 from . import autodiff, config, debugging, errors, linalg, math, nest, nn, random  # noqa: F401
 from .config.devices import device  # noqa: F401
+from .framework.recording import init_scope  # noqa: F401
 from .ops.print_ops import print_ as print  # noqa: F401,A004
 
 __version__ = "0.1.0"

@@ -327,9 +327,9 @@ KERNEL = "model/layer_with_weights-1/kernel/.ATTRIBUTES/VARIABLE_VALUE"
     (lambda f: f.__delitem__(KERNEL), r"has no value at '/model/layer_with_weights-1/kernel"),
     (lambda f: (f.__delitem__(KERNEL), f.create_group(KERNEL)), "should hold a variable's value, but it is a group"),
     (lambda f: (f.__delitem__(KERNEL), f.__setitem__(KERNEL, h5py.ExternalLink("/etc/passwd", "/x"))),
-     "goes through a ExternalLink.*links are refused"),
+     "external link to the file '/etc/passwd'; a model file must not read other files"),
     (lambda f: (f.__delitem__(KERNEL), f.__setitem__(KERNEL, h5py.SoftLink("/save_counter/.ATTRIBUTES"))),
-     "goes through a SoftLink"),
+     "it is a soft link to .*follows no links"),
     (lambda f: f["optimizer/_variables/3/.ATTRIBUTES/VARIABLE_VALUE"].attrs.create("x", 1) or
      (f.__delitem__("optimizer/_variables/3/.ATTRIBUTES/VARIABLE_VALUE"),
       f.create_dataset("optimizer/_variables/3/.ATTRIBUTES/VARIABLE_VALUE", data=np.zeros(7, np.float32))),
@@ -344,10 +344,10 @@ def test_mismatched_or_hostile_values_change_nothing(tmp_path, damage, match):
 
 def rewrite_graph(path, edit):
     with h5py.File(path, "a") as f:
-        graph = json.loads(f["_CHECKPOINTABLE_OBJECT_GRAPH"][()].decode())
+        graph = json.loads(f["_CHECKPOINTABLE_OBJECT_GRAPH"][()].tobytes().decode())
         text = edit(graph)
         del f["_CHECKPOINTABLE_OBJECT_GRAPH"]
-        f.create_dataset("_CHECKPOINTABLE_OBJECT_GRAPH", data=text, dtype=h5py.string_dtype())
+        f.create_dataset("_CHECKPOINTABLE_OBJECT_GRAPH", data=np.frombuffer(text.encode(), np.uint8))
 
 
 @pytest.mark.parametrize("edit, match", [
@@ -371,7 +371,7 @@ def test_truncated_or_foreign_files(tmp_path):
     data = open(prefix + ".h5", "rb").read()
     with open(prefix + ".h5", "wb") as f:
         f.write(data[:len(data) // 2])
-    assert_restore_fails_and_changes_nothing(prefix, target, r"Cannot read checkpoint '.*c\.h5'")
+    assert_restore_fails_and_changes_nothing(prefix, target, r"Cannot read '.*c\.h5': it is not a valid HDF5 file")
     (tmp_path / "tfckpt.index").write_bytes(b"\x00" * 48)
     with pytest.raises(FileFormatError, match="it is a TensorFlow checkpoint"):
         tf.train.Checkpoint(model=target).restore(tmp_path / "tfckpt")
@@ -496,3 +496,41 @@ def test_manager_never_deletes_outside_its_directory(tmp_path):
     manager.save()
     assert outside.read_bytes() == b"keep me"
     assert manager.checkpoints == [str(directory / "ckpt-2")]
+
+
+def test_values_restored_while_a_step_is_traced_are_assigned_once_not_at_every_call(tmp_path):
+    """Deferred restoration can happen inside a trace (a layer or an optimizer built by a tf.function's
+    first call); an assign there must run once, eagerly, not become part of the step (tf.init_scope)."""
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.standard_normal((16, 3)).astype("float32"))
+    y = tf.constant(rng.standard_normal((16, 1)).astype("float32"))
+
+    def fresh():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(4, activation="tanh"), tf.keras.layers.Dense(1)])
+        return model, tf.keras.optimizers.Adam(0.05)
+
+    def step_fn(model, optimizer):
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return step
+
+    model, optimizer = fresh()
+    step = step_fn(model, optimizer)
+    for _ in range(3):
+        step()
+    path = tf.train.Checkpoint(model=model, optimizer=optimizer).save(str(tmp_path / "ckpt"))
+
+    results = []
+    for traced in (False, True):
+        model, optimizer = fresh()          # nothing built: the restore waits for the first call
+        tf.train.Checkpoint(model=model, optimizer=optimizer).restore(path)
+        step = step_fn(model, optimizer)
+        step = tf.function(step) if traced else step
+        for _ in range(4):
+            step()
+        results.append(model.get_weights())
+    for eager, traced in zip(*results):
+        np.testing.assert_array_equal(traced, eager)

@@ -198,6 +198,22 @@ def tracing_into(graph):
 
 
 @contextlib.contextmanager
+def init_scope():
+    """``tf.init_scope``: code that runs eagerly and unrecorded even in the middle of a trace, such as
+    creating a function's variables or assigning values restored from a file: inside a trace an assign
+    would become a graph node, run again at every call."""
+    s = _local.state
+    saved = (s.tapes, s.accumulators, s.watchers, s.graph)
+    s.tapes, s.accumulators, s.watchers, s.graph = [], [], [], None
+    s.changed()
+    try:
+        yield
+    finally:
+        s.tapes, s.accumulators, s.watchers, s.graph = saved
+        s.changed()
+
+
+@contextlib.contextmanager
 def outside_graph():
     """Runs eagerly in the middle of a trace (the graph comes back afterwards)."""
     s = _local.state
