@@ -290,21 +290,19 @@ def _external_storage(f, member, outside):
 
 H5_CASES = [
     ("an external link", lambda f, m, o: f.__setitem__(m, h5py.ExternalLink(str(o), "data")),
-     "is reached through a ExternalLink"),
-    ("a soft link", lambda f, m, o: f.__setitem__(m, h5py.SoftLink("/constants")), "is reached through a SoftLink"),
-    ("a virtual dataset", _virtual, "is a virtual dataset"),
-    ("external storage", _external_storage, "keeps its data in external files"),
+     "it is an external link to the file"),
+    ("a soft link", lambda f, m, o: f.__setitem__(m, h5py.SoftLink("/constants")), "it is a soft link to '/constants'"),
+    ("a virtual dataset", _virtual, "virtual dataset"),
+    ("external storage", _external_storage, "its data is stored in external files"),
     ("a declared shape with no data", lambda f, m, o: f.create_dataset(m, shape=(4, 3), dtype=np.float32),
-     "declares 48 bytes of data, but the file holds 0"),
-    ("compressed chunks", lambda f, m, o: f.create_dataset(m, data=np.ones((4, 3), np.float32), compression="gzip"),
-     "is chunked or filtered"),
+     "no data is stored for it"),
     ("another shape", lambda f, m, o: f.create_dataset(m, data=np.ones((3, 4), np.float32)),
      r"has shape \(3, 4\), but the graph declares \(4, 3\)"),
     ("another dtype", lambda f, m, o: f.create_dataset(m, data=np.ones((4, 3), np.float64)),
      "has dtype float64, but the graph declares float32"),
     ("object references", lambda f, m, o: f.create_dataset(m, data=np.array([f.ref] * 12).reshape(4, 3),
-                                                           dtype=h5py.ref_dtype), "which is not a tapeflow dtype"),
-    ("a group", lambda f, m, o: f.create_group(m), "expected a dataset, found a Group"),
+                                                           dtype=h5py.ref_dtype), "holds object references"),
+    ("a group", lambda f, m, o: f.create_group(m), "expected a dataset, found a group"),
     ("nothing", lambda f, m, o: None, "is missing"),
 ]
 
@@ -316,7 +314,7 @@ def test_unsafe_variables_members_are_refused(saved_net, tmp_path, make, match):
     member = _variable_w(directory)
     _rewrite_member(directory, member, lambda f, m: make(f, m, outside))
     error = _assert_refused(directory, match)
-    assert f"member {member!r}" in str(error)
+    assert member in str(error)          # the message names the member
 
 
 def test_a_huge_declared_variable_is_refused_before_reading(saved_net, tmp_path):
@@ -329,7 +327,7 @@ def test_a_huge_declared_variable_is_refused_before_reading(saved_net, tmp_path)
     _edit_json(directory, edit)
     _rewrite_member(directory, member, lambda f, m: f.create_dataset(m, shape=shape, dtype=np.float32))
     assert os.path.getsize(directory / "variables.h5") < 100_000
-    _assert_refused(directory, "declares 4294967296 bytes of data, but the file holds 0")
+    _assert_refused(directory, "variables/4: its data is damaged or truncated \\(no data is stored for it\\)")
 
 
 def test_a_constant_of_another_dtype_is_refused(saved_net, tmp_path):
@@ -344,7 +342,7 @@ def test_a_constant_of_another_dtype_is_refused(saved_net, tmp_path):
 def test_variables_file_that_is_not_hdf5(saved_net, tmp_path):
     directory = _copy(saved_net, tmp_path)
     (directory / "variables.h5").write_bytes(b"not an HDF5 file" * 10)
-    _assert_refused(directory, "is not a readable HDF5 file")
+    _assert_refused(directory, "is not a valid HDF5 file")
 
 
 def test_missing_variables_file_is_an_os_error(saved_net, tmp_path):
@@ -436,3 +434,14 @@ def test_bounded_fuzz_of_saved_model_files_gives_only_clear_errors(tmp_path, aud
     assert counts["clear"] > 100 and counts["loaded"] > 10
     gc.collect()
     assert set(registry._GRADIENTS) == before
+
+
+def test_compressed_variables_are_decoded_within_the_declared_size(saved_net, tmp_path):
+    """h5_reader decodes deflate itself (never a filter plugin), bounded by the shape the graph declares."""
+    directory = _copy(saved_net, tmp_path)
+    member = _variable_w(directory)
+    values = np.arange(12, dtype=np.float32).reshape(4, 3)
+    _rewrite_member(directory, member, lambda f, m: f.create_dataset(m, data=values, compression="gzip"))
+    loaded = tf.saved_model.load(str(directory))
+    weights = {tuple(v.shape): v.numpy() for v in loaded.trainable_variables}
+    np.testing.assert_array_equal(weights[(4, 3)], values)
