@@ -161,17 +161,6 @@ def tracing_into(graph):
         _count(-1)
 
 
-@contextlib.contextmanager
-def outside_graph():
-    """Runs eagerly in the middle of a trace (the graph comes back afterwards)."""
-    s = _thread
-    graph, s.graph = s.graph, None
-    try:
-        yield
-    finally:
-        s.graph = graph
-
-
 class OpRecord:
     """One executed op as a gradient function sees it (TensorFlow's ``op``)."""
     __slots__ = ("type", "inputs", "outputs", "attrs", "grad_fn", "skip_input_indices")
