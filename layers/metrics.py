@@ -381,12 +381,15 @@ class RootMeanSquaredError(Mean):
         return M.sqrt(super().result())
 
 
-def _confusion_inputs(y_true, y_pred, sample_weight, dtype):
+def _confusion_inputs(metric, y_true, y_pred, sample_weight, dtype):
     """Keras's preparation of labels, predictions and weights for confusion counts, all in ``dtype``
     (the counts' dtype): ranks matched, a weight per prediction."""
     y_true = _tensor(y_true, dtype)
     y_pred = _tensor(y_pred, dtype)
     y_pred, y_true = squeeze_or_expand_to_same_rank(y_pred, y_true)
+    if y_true._value.size != y_pred._value.size:
+        raise ValueError(f"{type(metric).__name__} '{metric.name}' needs one label per prediction: y_true has shape "
+                         f"{_shape(y_true)} and y_pred has shape {_shape(y_pred)}.")
     if sample_weight is not None:
         sample_weight = A.expand_dims(_tensor(sample_weight, dtype), -1)
         _, sample_weight = squeeze_or_expand_to_same_rank(y_true, sample_weight, expand_rank_1=False)
@@ -431,7 +434,7 @@ class _ConfusionCounts(Metric):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         dtype = self.true_positives.dtype
-        y_true, y_pred, sample_weight = _confusion_inputs(y_true, y_pred, sample_weight, dtype)
+        y_true, y_pred, sample_weight = _confusion_inputs(self, y_true, y_pred, sample_weight, dtype)
         if self.class_id is not None:
             if _ndim(y_pred) == 1:
                 raise ValueError("When class_id is provided, y_pred must be a 2D array with shape (num_samples, "
@@ -510,7 +513,7 @@ class AUC(Metric):
         if self.from_logits:
             y_pred = nn_ops.sigmoid(_tensor(y_pred))
         dtype = self.true_positives.dtype
-        y_true, y_pred, sample_weight = _confusion_inputs(y_true, y_pred, sample_weight, dtype)
+        y_true, y_pred, sample_weight = _confusion_inputs(self, y_true, y_pred, sample_weight, dtype)
         counts = _confusion_counts(y_true, y_pred, sample_weight, _tensor(self.thresholds, dtype),
                                    ("tp", "fp", "tn", "fn"))
         for variable, count in zip((self.true_positives, self.false_positives, self.true_negatives,
