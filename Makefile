@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --upgrade pip || echo "pip could not be upgraded; installing with the venv's own pip"
 	$(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 

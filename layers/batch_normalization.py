@@ -6,8 +6,7 @@ the moving statistics ``moving = moving * momentum + batch * (1 - momentum)``.
 Otherwise, including a frozen layer called with ``training=True``, normalize
 with the moving statistics.
 """
-from tapeflow.framework.recording import tracing_graph
-from tapeflow.ops import array_ops, batchnorm_ops, nn_ops
+from tapeflow.ops import array_ops, batchnorm_ops, math_ops, nn_ops
 
 from . import constraints, initializers, regularizers
 from .input_spec import InputSpec
@@ -104,18 +103,16 @@ class BatchNormalization(Layer):
             for i, p in enumerate(perm):
                 inverse[p] = i
             y = array_ops.transpose(y, inverse)
-        graph = tracing_graph()
-        if graph is None:
-            self._update_moving_statistics(mean._value, variance._value)
-        else:  # inside tf.function: the update runs each time the traced graph runs
-            graph.defer_call(lambda m, v: self._update_moving_statistics(m._value, v._value), [mean, variance])
+        self._update_moving_statistics(mean, variance)
         return y
 
     def _update_moving_statistics(self, mean, variance):
-        """moving = moving * momentum + batch * (1 - momentum); state, not differentiated."""
-        for variable, batch_value in ((self.moving_mean, mean), (self.moving_variance, variance)):
-            moving = variable._value
-            variable.assign(moving * self.momentum + batch_value.astype(moving.dtype) * (1.0 - self.momentum))
+        """moving = moving * momentum + batch * (1 - momentum), in the variables' dtype: ops and an assign,
+        so inside tf.function they are nodes of the graph, run at every call."""
+        for variable, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
+            batch = math_ops.cast(batch, variable.dtype)
+            variable.assign(math_ops.add(math_ops.multiply(variable, self.momentum),
+                                         math_ops.multiply(batch, 1.0 - self.momentum)))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

@@ -1,94 +1,55 @@
 """Metrics (``keras.metrics``): stateful ``update_state`` / ``result`` / ``reset_state``.
 
 A metric's state lives in non-trainable variables (``total``, ``count``,
-...), so it can be inspected and saved like Keras's. Metrics are never
-differentiated, so their updates run in numpy.
-"""
-import functools
+...), so it can be inspected and saved like Keras's. As in Keras, updates are
+computed with tapeflow ops and applied with ``assign`` / ``assign_add``, and
+results are computed with ops on the variables: eagerly they run at once;
+inside tf.function they are nodes of the traced graph, run at every call, so
+a traced step that updates metrics can be saved and reloaded like any graph.
 
+Numbers follow Keras 3: values are cast to the metric's dtype before they are
+reduced, confusion counts are compared and summed in the variables' dtype.
+"""
 import numpy as np
 
+from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
-from tapeflow.framework.recording import outside_graph, tracing_graph
 from tapeflow.framework.tensor import Tensor
+from tapeflow.ops import array_ops as A
+from tapeflow.ops import math_ops as M
+from tapeflow.ops import nn_ops
+from tapeflow.ops import reduction_ops as R
 
-from . import backend, tree
+from . import backend
+from . import losses as losses_module
+from .losses import squeeze_or_expand_to_same_rank  # noqa: F401  (Keras's rule, also public here)
 from .serialization_lib import (deserialize_keras_object, keras_export, module_accessors,
                                 serialize_keras_object)
 from .variable import KerasVariable
 
 
-def _array(x, dtype=None):
-    value = np.asarray(getattr(x, "_value", x) if not hasattr(x, "_as_tensor") else x.numpy())
-    return value if dtype is None else value.astype(dtype, copy=False)
+def _holds_tensors(x):
+    if isinstance(x, (list, tuple)):
+        return any(_holds_tensors(item) for item in x)
+    return isinstance(x, Tensor) or hasattr(x, "_as_tensor")
 
 
-def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
-    r1, r2 = x1.ndim, x2.ndim
-    if r1 == r2:
-        return x1, x2
-    if r1 == r2 + 1 and x1.shape[-1] == 1:
-        if r2 == 1 and expand_rank_1:
-            x2 = x2[..., None]
-        else:
-            x1 = x1[..., 0]
-    if r2 == r1 + 1 and x2.shape[-1] == 1:
-        if r1 == 1 and expand_rank_1:
-            x1 = x1[..., None]
-        else:
-            x2 = x2[..., 0]
-    return x1, x2
+def _tensor(x, dtype=None):
+    """``x`` as a Tensor, in ``dtype`` when given. Tensors and variables are cast with an op (a node of
+    the graph being traced); Python and numpy values are converted straight to ``dtype``."""
+    if dtype is None:
+        return convert_to_tensor(x)
+    if _holds_tensors(x):
+        return M.cast(convert_to_tensor(x), dtype)
+    return convert_to_tensor(np.asarray(x).astype(dtypes.as_dtype(dtype).as_numpy_dtype))
 
 
-def _deferred_under_tracing(update_state):
-    """Inside tf.function, ``update_state`` becomes a graph node that runs the numpy update on every call."""
-    @functools.wraps(update_state)
-    def wrapper(self, *args, **kwargs):
-        graph = tracing_graph()
-        if graph is None:
-            return update_state(self, *args, **kwargs)
-        leaves = tree.flatten((args, kwargs))
-        positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor) or hasattr(leaf, "_as_tensor")]
-        tensors = [convert_to_tensor(leaves[i]) for i in positions]
-
-        def replay(*values):
-            filled = list(leaves)
-            for i, value in zip(positions, values):
-                filled[i] = value
-            it = iter(filled)
-            call_args, call_kwargs = tree.map_structure(lambda _: next(it), (args, kwargs))
-            update_state(self, *call_args, **call_kwargs)
-        graph.defer_call(replay, tensors)
-    wrapper._defers_under_tracing = True
-    return wrapper
+def _ndim(t):
+    return t._value.ndim
 
 
-_RESULT_DEPTH = [0]   # > 0 while a traced result() is being computed: inner calls run as written
-
-
-def _result_under_tracing(result):
-    """Inside tf.function, a ``result()`` computed with numpy (a constant of the trace) becomes
-    a graph node that recomputes it at each call; one computed with tf ops on the metric's
-    variables is already live and is returned as it is."""
-    @functools.wraps(result)
-    def wrapper(self, *args, **kwargs):
-        graph = tracing_graph()
-        if graph is None or _RESULT_DEPTH[0]:
-            return result(self, *args, **kwargs)
-        _RESULT_DEPTH[0] += 1
-        try:
-            try:
-                value = result(self, *args, **kwargs)
-            except TypeError:   # it read a symbolic tensor as a number: compute it outside the trace
-                with outside_graph():
-                    value = result(self, *args, **kwargs)
-        finally:
-            _RESULT_DEPTH[0] -= 1
-        if not isinstance(value, Tensor) or graph.is_live(value):
-            return value
-        return graph.defer_call(lambda: result(self, *args, **kwargs), [], returns=value)
-    wrapper._defers_under_tracing = True
-    return wrapper
+def _shape(t):
+    return t._value.shape
 
 
 @keras_export("keras.metrics.Metric")
@@ -96,15 +57,6 @@ class Metric:
     """Base class: subclasses create state with ``add_variable`` and implement the three methods."""
     _is_keras_metric = True
     _direction = None  # "up" when larger is better, "down" when smaller is (used by callbacks' mode="auto")
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        update_state = cls.__dict__.get("update_state")
-        if update_state is not None and not getattr(update_state, "_defers_under_tracing", False):
-            cls.update_state = _deferred_under_tracing(update_state)
-        result = cls.__dict__.get("result")
-        if result is not None and not getattr(result, "_defers_under_tracing", False):
-            cls.result = _result_under_tracing(result)
 
     def __init__(self, dtype=None, name=None):
         self.name = name or backend.snake_case(type(self).__name__)
@@ -135,7 +87,7 @@ class Metric:
 
     def reset_state(self):
         for v in self.variables:
-            v.assign(np.zeros(v.shape, v._value.dtype))
+            v.assign(A.zeros(v.shape, v.dtype))
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError(f"Metric {type(self).__name__} does not implement `update_state()`.")
@@ -165,27 +117,32 @@ class Metric:
         for i, v in enumerate(self._variables):
             v.assign(np.asarray(store[str(i)]))
 
-    def _scalar(self, value):
-        return Tensor(np.asarray(value, dtype=self._dtype))
-
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}>"
 
 
-def _to_samplewise(values, sample_weight, reduce=np.mean):
-    """Per-sample values (and weights): the trailing axes reduced with ``reduce`` (mean for Mean, sum for Sum)."""
+def _to_samplewise(values, sample_weight, reduce, dtype):
+    """Keras's per-sample values (and weights), in ``dtype``: the weights' rank matched to the values'
+    (a trailing axis of 1 squeezed or added), the values' extra axes reduced with ``reduce`` (mean for
+    Mean, sum for Sum), the values multiplied by the weights, then everything past axis 0 reduced."""
+    values = _tensor(values, dtype)
     if sample_weight is not None:
-        sample_weight = np.asarray(sample_weight, dtype=values.dtype)
-        wd, vd = sample_weight.ndim, values.ndim
-        if vd > wd:
-            values = reduce(values, axis=tuple(range(wd, vd)))
-        sample_weight = np.broadcast_to(sample_weight, values.shape)
-        values = values * sample_weight
-        if wd > 1:
-            sample_weight = reduce(sample_weight, axis=tuple(range(1, wd)))
-    if values.ndim > 1:
-        values = reduce(values, axis=tuple(range(1, values.ndim)))
+        sample_weight = _tensor(sample_weight, dtype)
+        values, sample_weight = squeeze_or_expand_to_same_rank(values, sample_weight)
+        weight_ndim, values_ndim = _ndim(sample_weight), _ndim(values)
+        if values_ndim > weight_ndim:
+            values = reduce(values, list(range(weight_ndim, values_ndim)))
+        sample_weight = A.broadcast_to(sample_weight, _shape(values))
+        values = M.multiply(values, sample_weight)
+        if weight_ndim > 1:
+            sample_weight = reduce(sample_weight, list(range(1, weight_ndim)))
+    if _ndim(values) > 1:
+        values = reduce(values, list(range(1, _ndim(values))))
     return values, sample_weight
+
+
+def _is_number(x):
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
 
 
 # ------------------------------------------------------------ reductions ---
@@ -196,11 +153,11 @@ class Sum(Metric):
         self.total = self.add_variable((), name="total")
 
     def update_state(self, values, sample_weight=None):
-        values, _ = _to_samplewise(_array(values, self._dtype), sample_weight, reduce=np.sum)
-        self.total.assign(self.total._value + values.sum(dtype=self._dtype))
+        values, _ = _to_samplewise(values, sample_weight, R.reduce_sum, self._dtype)
+        self.total.assign_add(R.reduce_sum(values))
 
     def result(self):
-        return self._scalar(self.total._value)
+        return A.identity(self.total)
 
 
 @keras_export("keras.metrics.Mean")
@@ -213,17 +170,22 @@ class Mean(Metric):
         self.count = self.add_variable((), name="count")
 
     def update_state(self, values, sample_weight=None):
-        values, sample_weight = _to_samplewise(_array(values, self._dtype), sample_weight)
-        self.total.assign(self.total._value + values.sum(dtype=self._dtype))
+        if _is_number(sample_weight):
+            values = _tensor(values, self._dtype)
+            if _ndim(values) == 0:   # a scalar weighted by a number (fit's loss tracker): two updates
+                self.total.assign_add(M.multiply(values, sample_weight))
+                self.count.assign_add(_tensor(sample_weight, self._dtype))
+                return
+        values, sample_weight = _to_samplewise(values, sample_weight, R.reduce_mean, self._dtype)
+        self.total.assign_add(R.reduce_sum(values))
         if sample_weight is not None:
-            count = np.sum(sample_weight, dtype=self._dtype)
+            count = R.reduce_sum(sample_weight)
         else:
-            count = values.shape[0] if values.ndim >= 1 else 1
-        self.count.assign(self.count._value + np.asarray(count, self._dtype))
+            count = _tensor(_shape(values)[0] if _ndim(values) >= 1 else 1, self._dtype)
+        self.count.assign_add(count)
 
     def result(self):
-        count = self.count._value
-        return self._scalar(self.total._value / count if count else 0.0)
+        return M.div_no_nan(self.total, self.count)
 
 
 @keras_export("keras.metrics.MeanMetricWrapper")
@@ -241,10 +203,7 @@ class MeanMetricWrapper(Mean):
             self._direction = "down"
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        values = _array(self._fn(y_true, y_pred, **self._fn_kwargs), self._dtype)
-        if sample_weight is not None:
-            values, sample_weight = squeeze_or_expand_to_same_rank(values, _array(sample_weight, self._dtype))
-        super().update_state(values, sample_weight=sample_weight)
+        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight=sample_weight)
 
     def get_config(self):
         config = super().get_config()
@@ -264,91 +223,97 @@ class MeanMetricWrapper(Mean):
 # ------------------------------------------------------ metric functions ---
 @keras_export("keras.metrics.accuracy")
 def accuracy(y_true, y_pred):
-    y_pred = _array(y_pred)
-    y_true = _array(y_true)
+    y_pred = _tensor(y_pred)
+    y_true = _tensor(y_true, y_pred.dtype)
     y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
-    return (y_true == y_pred).astype(backend.floatx())
+    return M.cast(M.equal(y_true, y_pred), backend.floatx())
 
 
 @keras_export("keras.metrics.binary_accuracy")
 def binary_accuracy(y_true, y_pred, threshold=0.5):
-    y_pred = _array(y_pred)
-    y_true = _array(y_true)
+    y_pred = _tensor(y_pred)
+    y_true = _tensor(y_true, y_pred.dtype)
     y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
-    predicted = (y_pred > threshold).astype(y_true.dtype)
-    return np.mean(y_true == predicted, axis=-1, dtype=backend.floatx())
+    predicted = M.cast(M.greater(y_pred, _tensor(threshold, y_pred.dtype)), y_true.dtype)
+    return R.reduce_mean(M.cast(M.equal(y_true, predicted), backend.floatx()), -1)
+
+
+def _class_matches(labels, predicted):
+    """labels == predicted (argmax indices, int64), compared exactly: integer labels as int64,
+    floating-point labels as float64 (numpy's promotion; a float16 label is not rounded against a
+    large class index)."""
+    common = "int64" if labels.dtype.is_integer else "float64"
+    return M.cast(M.equal(M.cast(labels, common), M.cast(predicted, common)), backend.floatx())
 
 
 @keras_export("keras.metrics.categorical_accuracy")
 def categorical_accuracy(y_true, y_pred):
-    y_true = _array(y_true)
-    y_pred = _array(y_pred)
-    if y_true.ndim == y_pred.ndim:
-        y_true = np.argmax(y_true, axis=-1)
-    return (y_true.astype(np.int64) == np.argmax(y_pred, axis=-1)).astype(backend.floatx())
+    y_true = _tensor(y_true)
+    y_pred = _tensor(y_pred)
+    if _ndim(y_true) == _ndim(y_pred):
+        y_true = R.argmax(y_true, -1)
+    return M.cast(M.equal(M.cast(y_true, "int64"), R.argmax(y_pred, -1)), backend.floatx())
 
 
 @keras_export("keras.metrics.sparse_categorical_accuracy")
 def sparse_categorical_accuracy(y_true, y_pred):
-    y_true = _array(y_true)
-    y_pred = _array(y_pred)
-    original_shape = y_true.shape
+    y_true = _tensor(y_true)
+    y_pred = _tensor(y_pred)
+    original_shape = _shape(y_true)
     reshape = False
-    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
-        y_true = y_true[..., 0]
+    if _ndim(y_true) == _ndim(y_pred) and _shape(y_true)[-1] == 1:
+        y_true = A.squeeze(y_true, -1)
         reshape = True
-    matches = (y_true == np.argmax(y_pred, axis=-1)).astype(backend.floatx())
+    matches = _class_matches(y_true, R.argmax(y_pred, -1))
     if reshape:
-        matches = matches.reshape(original_shape)
-    if matches.ndim > 1 and matches.shape[-1] == 1:
-        matches = matches[..., 0]
+        matches = A.reshape(matches, original_shape)
+    if _ndim(matches) > 1 and _shape(matches)[-1] == 1:
+        matches = A.squeeze(matches, -1)
     return matches
 
 
 @keras_export("keras.metrics.top_k_categorical_accuracy")
 def top_k_categorical_accuracy(y_true, y_pred, k=5):
-    return sparse_top_k_categorical_accuracy(np.argmax(_array(y_true), axis=-1), y_pred, k=k)
+    return sparse_top_k_categorical_accuracy(R.argmax(_tensor(y_true), -1), y_pred, k=k)
 
 
 @keras_export("keras.metrics.sparse_top_k_categorical_accuracy")
 def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
-    y_true = _array(y_true)
-    y_pred = _array(y_pred)
-    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
-        y_true = y_true[..., 0]
-    y_true = y_true.astype(np.int64)
-    target = np.take_along_axis(y_pred, y_true[..., None], axis=-1)
+    y_true = _tensor(y_true)
+    y_pred = _tensor(y_pred)
+    if _ndim(y_true) == _ndim(y_pred) and _shape(y_true)[-1] == 1:
+        y_true = A.squeeze(y_true, -1)
+    target = A.take_along_axis(y_pred, A.expand_dims(M.cast(y_true, "int64"), -1), axis=-1)
     # In the top k if fewer than k classes score strictly higher than the target class.
-    return (np.sum(y_pred > target, axis=-1) < k).astype(backend.floatx())
+    higher = R.reduce_sum(M.cast(M.greater(y_pred, target), "int64"), -1)
+    return M.cast(M.less(higher, _tensor(k, "int64")), backend.floatx())
 
 
 def _regression_pair(y_true, y_pred):
-    y_pred = _array(y_pred)
-    y_true = _array(y_true, y_pred.dtype if y_pred.dtype.kind == "f" else backend.floatx())
+    y_pred = _tensor(y_pred)
+    if not y_pred.dtype.is_floating:
+        y_pred = M.cast(y_pred, backend.floatx())
+    y_true = _tensor(y_true, y_pred.dtype)
     return squeeze_or_expand_to_same_rank(y_true, y_pred)
 
 
 @keras_export("keras.metrics.mean_squared_error")
 def mean_squared_error(y_true, y_pred):
     y_true, y_pred = _regression_pair(y_true, y_pred)
-    return np.mean(np.square(y_true - y_pred), axis=-1)
+    return R.reduce_mean(M.square(M.subtract(y_true, y_pred)), -1)
 
 
 @keras_export("keras.metrics.mean_absolute_error")
 def mean_absolute_error(y_true, y_pred):
     y_true, y_pred = _regression_pair(y_true, y_pred)
-    return np.mean(np.abs(y_true - y_pred), axis=-1)
+    return R.reduce_mean(M.abs(M.subtract(y_true, y_pred)), -1)
 
 
 @keras_export("keras.metrics.mean_absolute_percentage_error")
 def mean_absolute_percentage_error(y_true, y_pred):
     y_true, y_pred = _regression_pair(y_true, y_pred)
-    return 100.0 * np.mean(np.abs((y_true - y_pred) / np.maximum(np.abs(y_true), backend.epsilon())), axis=-1)
-
-
-def _losses():
-    from . import losses
-    return losses
+    diff = M.abs(M.divide(M.subtract(y_true, y_pred), M.maximum(M.abs(y_true), backend.epsilon())))
+    return M.multiply(R.reduce_mean(diff, -1), 100.0)
 
 
 # ---------------------------------------------------------- metric classes ---
@@ -385,7 +350,7 @@ MeanAbsolutePercentageError = _wrapper_class("MeanAbsolutePercentageError", mean
 
 def _crossentropy_metric(public_name, loss_name, **defaults):
     def fn(y_true, y_pred, **kwargs):
-        return _array(getattr(_losses(), loss_name)(y_true, y_pred, **kwargs))
+        return getattr(losses_module, loss_name)(y_true, y_pred, **kwargs)
     fn.__name__ = loss_name
     return _wrapper_class(public_name, fn, loss_name, **defaults)
 
@@ -400,21 +365,56 @@ SparseCategoricalCrossentropy = _crossentropy_metric("SparseCategoricalCrossentr
 
 @keras_export("keras.metrics.RootMeanSquaredError")
 class RootMeanSquaredError(Mean):
-    """sqrt of the mean squared error over everything seen."""
+    """sqrt of the mean squared error over everything seen (the inputs cast to the metric's dtype first)."""
     _direction = "down"
 
     def __init__(self, name="root_mean_squared_error", dtype=None):
         super().__init__(name=name, dtype=dtype)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred = _regression_pair(y_true, y_pred)
-        error = np.square(y_true - y_pred).astype(self._dtype)
-        if sample_weight is not None:
-            error, sample_weight = squeeze_or_expand_to_same_rank(error, _array(sample_weight, self._dtype))
-        super().update_state(error, sample_weight=sample_weight)
+        y_true = _tensor(y_true, self._dtype)
+        y_pred = _tensor(y_pred, self._dtype)
+        y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
+        super().update_state(M.square(M.subtract(y_pred, y_true)), sample_weight=sample_weight)
 
     def result(self):
-        return self._scalar(np.sqrt(super().result()._value))
+        return M.sqrt(super().result())
+
+
+def _confusion_inputs(metric, y_true, y_pred, sample_weight, dtype):
+    """Keras's preparation of labels, predictions and weights for confusion counts, all in ``dtype``
+    (the counts' dtype): ranks matched, a weight per prediction."""
+    y_true = _tensor(y_true, dtype)
+    y_pred = _tensor(y_pred, dtype)
+    y_pred, y_true = squeeze_or_expand_to_same_rank(y_pred, y_true)
+    if y_true._value.size != y_pred._value.size:
+        raise ValueError(f"{type(metric).__name__} '{metric.name}' needs one label per prediction: y_true has shape "
+                         f"{_shape(y_true)} and y_pred has shape {_shape(y_pred)}.")
+    if sample_weight is not None:
+        sample_weight = A.expand_dims(_tensor(sample_weight, dtype), -1)
+        _, sample_weight = squeeze_or_expand_to_same_rank(y_true, sample_weight, expand_rank_1=False)
+    return y_true, y_pred, sample_weight
+
+
+def _confusion_counts(y_true, y_pred, sample_weight, thresholds, wanted):
+    """Weighted counts per threshold (each of shape ``thresholds.shape``) of the cells ``wanted`` names:
+    "tp", "fp", "tn", "fn", where a prediction is positive when it is strictly above the threshold."""
+    dtype = y_pred.dtype
+    label = A.reshape(M.cast(y_true, "bool"), [1, -1])
+    above = M.greater(A.reshape(y_pred, [1, -1]), A.reshape(thresholds, [-1, 1]))   # (thresholds, predictions)
+    weights = None
+    if sample_weight is not None:
+        weights = A.reshape(A.broadcast_to(sample_weight, _shape(y_pred)), [1, -1])
+    below, negative = M.logical_not(above), M.logical_not(label)
+    cells = {"tp": (above, label), "fp": (above, negative), "tn": (below, negative), "fn": (below, label)}
+    counts = []
+    for name in wanted:
+        predicted, actual = cells[name]
+        hits = M.cast(M.logical_and(actual, predicted), dtype)
+        if weights is not None:
+            hits = M.multiply(hits, weights)
+        counts.append(R.reduce_sum(hits, 1))
+    return counts
 
 
 class _ConfusionCounts(Metric):
@@ -433,26 +433,22 @@ class _ConfusionCounts(Metric):
         self._second = self.add_variable((n,), name=self._second_name)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true = _array(y_true).astype(bool)
-        y_pred = _array(y_pred)
+        dtype = self.true_positives.dtype
+        y_true, y_pred, sample_weight = _confusion_inputs(self, y_true, y_pred, sample_weight, dtype)
         if self.class_id is not None:
-            y_true, y_pred = y_true[..., self.class_id], y_pred[..., self.class_id]
-        y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
-        weight = np.ones_like(y_pred, dtype=np.float64) if sample_weight is None else np.broadcast_to(
-            squeeze_or_expand_to_same_rank(_array(sample_weight, np.float64), y_pred)[0], y_pred.shape)
-        predicted = y_pred.reshape(-1)[None, :] > self.thresholds[:, None]
-        truth = y_true.reshape(-1)[None, :]
-        weight = weight.reshape(-1)[None, :]
-        tp = np.sum((predicted & truth) * weight, axis=1)
-        second = np.sum((self._second_mask(predicted, truth)) * weight, axis=1)
-        self.true_positives.assign(self.true_positives._value + tp.astype(self._dtype))
-        self._second.assign(self._second._value + second.astype(self._dtype))
+            if _ndim(y_pred) == 1:
+                raise ValueError("When class_id is provided, y_pred must be a 2D array with shape (num_samples, "
+                                 f"num_classes), found shape: {_shape(y_pred)}")
+            at = slice(self.class_id, self.class_id + 1)
+            y_true, y_pred = y_true[..., at], y_pred[..., at]
+        tp, second = _confusion_counts(y_true, y_pred, sample_weight, _tensor(self.thresholds, dtype),
+                                       ("tp", self._second_cell))
+        self.true_positives.assign_add(tp)
+        self._second.assign_add(second)
 
     def result(self):
-        tp, other = self.true_positives._value, self._second._value
-        denom = tp + other
-        value = np.divide(tp, denom, out=np.zeros_like(tp), where=denom != 0)
-        return self._scalar(value[0] if len(value) == 1 else value)
+        value = M.div_no_nan(self.true_positives, M.add(self.true_positives, self._second))
+        return value[0] if len(self.thresholds) == 1 else value
 
     def get_config(self):
         config = super().get_config()
@@ -464,20 +460,14 @@ class _ConfusionCounts(Metric):
 class Precision(_ConfusionCounts):
     """true positives / predicted positives."""
     _second_name = "false_positives"
-
-    @staticmethod
-    def _second_mask(predicted, truth):
-        return predicted & ~truth
+    _second_cell = "fp"
 
 
 @keras_export("keras.metrics.Recall")
 class Recall(_ConfusionCounts):
     """true positives / actual positives."""
     _second_name = "false_negatives"
-
-    @staticmethod
-    def _second_mask(predicted, truth):
-        return ~predicted & truth
+    _second_cell = "fn"
 
 
 @keras_export("keras.metrics.AUC")
@@ -520,60 +510,48 @@ class AUC(Metric):
         self.false_negatives = self.add_variable((n,), name="false_negatives")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_pred = _array(y_pred).astype(np.float64)
         if self.from_logits:
-            y_pred = 1.0 / (1.0 + np.exp(-y_pred))
-        y_true = _array(y_true).astype(bool)
-        y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
-        weight = np.ones(y_pred.shape) if sample_weight is None else np.broadcast_to(
-            squeeze_or_expand_to_same_rank(_array(sample_weight, np.float64), y_pred)[0], y_pred.shape)
-        pred = y_pred.reshape(-1)[None, :] > self.thresholds[:, None]
-        truth = y_true.reshape(-1)[None, :]
-        w = weight.reshape(-1)[None, :]
-        for variable, mask in ((self.true_positives, pred & truth), (self.false_positives, pred & ~truth),
-                               (self.true_negatives, ~pred & ~truth), (self.false_negatives, ~pred & truth)):
-            variable.assign(variable._value + np.sum(mask * w, axis=1).astype(self._dtype))
+            y_pred = nn_ops.sigmoid(_tensor(y_pred))
+        dtype = self.true_positives.dtype
+        y_true, y_pred, sample_weight = _confusion_inputs(self, y_true, y_pred, sample_weight, dtype)
+        counts = _confusion_counts(y_true, y_pred, sample_weight, _tensor(self.thresholds, dtype),
+                                   ("tp", "fp", "tn", "fn"))
+        for variable, count in zip((self.true_positives, self.false_positives, self.true_negatives,
+                                    self.false_negatives), counts):
+            variable.assign_add(count)
 
     def result(self):
-        tp = self.true_positives._value.astype(np.float64)
-        fp = self.false_positives._value.astype(np.float64)
-        tn = self.true_negatives._value.astype(np.float64)
-        fn = self.false_negatives._value.astype(np.float64)
-
-        def ratio(a, b):
-            return np.divide(a, b, out=np.zeros_like(a), where=b != 0)
+        tp, fp, tn, fn = (_tensor(v) for v in (self.true_positives, self.false_positives, self.true_negatives,
+                                               self.false_negatives))
         if self.curve == "PR" and self.summation_method == "interpolation":
-            return self._scalar(self._interpolated_pr_auc(tp, fp, fn))
+            return self._interpolated_pr_auc(tp, fp, fn)
+        recall = M.div_no_nan(tp, M.add(tp, fn))
         if self.curve == "ROC":
-            x, y = ratio(fp, fp + tn), ratio(tp, tp + fn)
+            x, y = M.div_no_nan(fp, M.add(fp, tn)), recall
         else:
-            x, y = ratio(tp, tp + fn), ratio(tp, tp + fp)
+            x, y = recall, M.div_no_nan(tp, M.add(tp, fp))
         if self.summation_method == "interpolation":
-            heights = (y[:-1] + y[1:]) / 2.0
+            heights = M.divide(M.add(y[:-1], y[1:]), 2.0)
         elif self.summation_method == "minoring":
-            heights = np.minimum(y[:-1], y[1:])
+            heights = M.minimum(y[:-1], y[1:])
         else:
-            heights = np.maximum(y[:-1], y[1:])
-        return self._scalar(np.sum((x[:-1] - x[1:]) * heights))
+            heights = M.maximum(y[:-1], y[1:])
+        return R.reduce_sum(M.multiply(M.subtract(x[:-1], x[1:]), heights))
 
     @staticmethod
     def _interpolated_pr_auc(tp, fp, fn):
         """Davis & Goadrich (2006): between thresholds, precision is interpolated along true positives."""
-        positives = tp + fp
-        total = 0.0
-        for i in range(len(tp) - 1):
-            d_tp = tp[i] - tp[i + 1]
-            d_p = positives[i] - positives[i + 1]
-            if tp[i + 1] + fn[i + 1] <= 0:
-                continue
-            slope = d_tp / d_p if d_p > 0 else 0.0
-            intercept = tp[i + 1] - slope * positives[i + 1]
-            if positives[i] > 0 and positives[i + 1] > 0:
-                log_ratio = np.log(positives[i] / positives[i + 1])
-            else:
-                log_ratio = 0.0
-            total += slope * (d_tp + intercept * log_ratio) / (tp[i + 1] + fn[i + 1])
-        return total
+        positives = M.add(tp, fp)
+        d_tp = M.subtract(tp[:-1], tp[1:])
+        d_p = M.subtract(positives[:-1], positives[1:])
+        slope = M.div_no_nan(d_tp, M.maximum(d_p, 0.0))
+        intercept = M.subtract(tp[1:], M.multiply(slope, positives[1:]))
+        both_positive = M.logical_and(M.greater(positives[:-1], 0.0), M.greater(positives[1:], 0.0))
+        ratio = A.where(both_positive, M.div_no_nan(positives[:-1], M.maximum(positives[1:], 0.0)),
+                        A.ones_like(positives[1:]))
+        increment = M.div_no_nan(M.multiply(slope, M.add(d_tp, M.multiply(intercept, M.log(ratio)))),
+                                 M.maximum(M.add(tp[1:], fn[1:]), 0.0))
+        return R.reduce_sum(increment)
 
     def get_config(self):
         config = super().get_config()

@@ -175,13 +175,18 @@ def test_metric_result_inside_tf_function_is_computed_at_each_call():
     assert float(m) == 3.0 and np.isclose(float(a), 2.0 / 3.0)
 
 
-def test_a_function_returning_a_metric_result_cannot_be_saved(tmp_path):
+def test_a_function_updating_a_metric_and_returning_its_result_saves_and_reloads(tmp_path):
+    """update_state and result() are graph ops, not Python calls: the function saves, and the loaded
+    copy updates the loaded variables (starting from the saved state), not the original metric."""
     mean = tf.keras.metrics.Mean()
     module = tf.Module()
     module.f = tf.function(lambda x: (mean.update_state(x), mean.result())[1],
                            input_signature=[tf.TensorSpec([], tf.float32)])
-    with pytest.raises(ValueError, match="runs Python code when called"):
-        tf.saved_model.save(module, str(tmp_path / "m"))
+    assert float(module.f(tf.constant(2.0))) == 2.0
+    tf.saved_model.save(module, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    assert [float(loaded.f(tf.constant(v))) for v in (4.0, 9.0)] == [3.0, 5.0]
+    assert float(mean.result()) == 2.0 and float(mean.count.numpy()) == 1.0
 
 
 def test_a_result_built_from_tf_ops_stays_a_plain_graph_computation(tmp_path):
@@ -209,10 +214,10 @@ def test_a_result_built_from_tf_ops_stays_a_plain_graph_computation(tmp_path):
     assert float(tf.saved_model.load(str(tmp_path / "ratio")).get()) == pytest.approx(8.0 / 3.0)
 
 
-def test_results_that_read_a_parent_result_as_a_number_work_inside_tf_function():
+def test_results_built_on_a_parent_result_work_inside_tf_function():
     class Percent(M.Mean):
         def result(self, scale=100.0):
-            return tf.constant(float(super().result()) * scale)
+            return super().result() * scale
 
     metric = Percent()
 
@@ -223,3 +228,15 @@ def test_results_that_read_a_parent_result_as_a_number_work_inside_tf_function()
 
     assert [float(step(tf.constant(v))) for v in (1.5, 4.0)] == [150.0, 275.0]
     assert float(metric.result(2.0)) == 5.5   # extra arguments pass through
+
+
+def test_a_result_read_as_a_python_number_inside_tf_function_raises_as_in_tensorflow():
+    class AsNumber(M.Mean):
+        def result(self):
+            return tf.constant(float(super().result()) * 100.0)
+
+    metric = AsNumber()
+    metric.update_state(1.5)
+    assert float(metric.result()) == 150.0    # eagerly the value is there
+    with pytest.raises(TypeError, match="Converting it to a Python float is not allowed for a symbolic"):
+        tf.function(lambda x: (metric.update_state(x), metric.result())[1])(tf.constant(2.0))

@@ -213,19 +213,6 @@ def init_scope():
         s.changed()
 
 
-@contextlib.contextmanager
-def outside_graph():
-    """Runs eagerly in the middle of a trace (the graph comes back afterwards)."""
-    s = _local.state
-    graph, s.graph = s.graph, None
-    s.changed()
-    try:
-        yield
-    finally:
-        s.graph = graph
-        s.changed()
-
-
 class OpRecord:
     """One executed op as a gradient function sees it (TensorFlow's ``op``)."""
     __slots__ = ("type", "inputs", "outputs", "attrs", "grad_fn", "skip_input_indices")
