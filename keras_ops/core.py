@@ -11,7 +11,7 @@ import numpy as np
 
 from tapeflow import custom_gradient  # noqa: F401  (tf.custom_gradient: grad_fn(upstream) as Keras calls it)
 from tapeflow.framework import nest
-from tapeflow.framework.recording import tracing_graph
+from tapeflow import executing_eagerly
 from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
 from tapeflow.ops import reduction_ops as R
@@ -187,7 +187,7 @@ def scatter(indices, values, shape):
     if tuple(values.shape) != expected:
         raise ValueError(f"scatter: values must have shape {expected} for indices {tuple(indices.shape)} into "
                          f"shape {dims}, received {tuple(values.shape)}")
-    if tracing_graph() is None:
+    if executing_eagerly():
         ids = indices.numpy()
         bad = np.argwhere((ids < 0) | (ids >= np.array(dims[:k], dtype=np.int64)))
         if bad.size:

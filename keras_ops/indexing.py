@@ -6,7 +6,7 @@ masks are computed with ops, so results stay differentiable in the data.
 """
 import numpy as np
 
-from tapeflow.framework.recording import tracing_graph
+from tapeflow import executing_eagerly
 from tapeflow.framework.tensor import Tensor
 from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
@@ -83,7 +83,7 @@ def nonzero(x):
 def unique(x, return_inverse=False, return_counts=False):
     """The sorted distinct values of ``x`` (flattened); eager only, since the result's size depends on
     the values."""
-    if tracing_graph() is not None:
+    if not executing_eagerly():
         raise ValueError("unique: the size of the result depends on the values, so it cannot run inside a "
                          "traced function (tf.function); call it eagerly")
     x = convert(x)

@@ -154,7 +154,7 @@ class CompileLoss:
                 continue
             value = loss_fn(y_true[i], y_pred[i], weights[i])
             if self.metrics[i] is not None:
-                self.metrics[i].update_state(value._value, sample_weight=_shape(tree.flatten(y_pred)[0])[0])
+                self.metrics[i].update_state(value, sample_weight=_shape(tree.flatten(y_pred)[0])[0])
             value = math_ops.multiply(value, weight) if weight != 1.0 else value
             total = value if total is None else math_ops.add(total, value)
         return total
