@@ -43,9 +43,12 @@ class ArrayReplay:
                 last_use[i] = k       # a value nothing reads dies where it is made
             for i in step[2]:
                 last_use[i] = k
+        dead = [[] for _ in steps]
         for i, k in last_use.items():
             if i not in kept:
-                steps[k][6] += (i,)
+                dead[k].append(i)
+        for step, values in zip(steps, dead):
+            step[6] = tuple(values)
         self._steps = [tuple(s) for s in steps]
         self._index = index
 

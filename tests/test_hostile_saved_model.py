@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 import h5py
@@ -445,3 +446,29 @@ def test_compressed_variables_are_decoded_within_the_declared_size(saved_net, tm
     loaded = tf.saved_model.load(str(directory))
     weights = {tuple(v.shape): v.numpy() for v in loaded.trainable_variables}
     np.testing.assert_array_equal(weights[(4, 3)], values)
+
+
+def test_a_node_declaring_a_million_outputs_loads_in_proportion_and_fails_clearly(tmp_path):
+    """Replay planning was quadratic in a node's output count: 2**20 declared outputs hung the load."""
+    script = f"""
+import json, tapeflow as tf
+class M(tf.Module):
+    @tf.function(input_signature=[tf.TensorSpec([3, 2], tf.float32)])
+    def f(self, x):
+        return tf.add_n(tf.unstack(x))
+path = {str(tmp_path / "m")!r}
+tf.saved_model.save(M(), path)
+document = json.load(open(path + "/saved_model.json"))
+node = document["objects"][0]["functions"]["f"]["concretes"][0]["graph"]["nodes"][0]
+assert node["op"] == "Unpack"
+node["num_outputs"] = 2 ** 20
+json.dump(document, open(path + "/saved_model.json", "w"))
+loaded = tf.saved_model.load(path)
+try:
+    loaded.f(tf.zeros((3, 2)))
+except ValueError as e:
+    print("clear:", e)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "clear: Unpack produced 3 outputs when the traced graph has 1048576" in done.stdout
