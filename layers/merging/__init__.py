@@ -1,0 +1,2 @@
+"""Merging layers."""
+from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract  # noqa: F401

@@ -1,0 +1,2 @@
+"""Reshaping layers."""
+from .reshaping import Flatten, Reshape  # noqa: F401
