@@ -23,12 +23,19 @@ from .input_gradient_regularization import InputGradientRegularizedModel, input_
 from .input_spec import InputSpec  # noqa: F401
 from .keras_tensor import KerasTensor  # noqa: F401
 from .layer import Layer  # noqa: F401
-from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract  # noqa: F401
+from .merging.add import Add  # noqa: F401
+from .merging.average import Average  # noqa: F401
+from .merging.concatenate import Concatenate  # noqa: F401
+from .merging.maximum import Maximum  # noqa: F401
+from .merging.minimum import Minimum  # noqa: F401
+from .merging.multiply import Multiply  # noqa: F401
+from .merging.subtract import Subtract  # noqa: F401
 from .models.functional import Functional  # noqa: F401
 from .models.model import Model  # noqa: F401
 from .models.sequential import Sequential  # noqa: F401
 from .normalization.batch_normalization import BatchNormalization  # noqa: F401
 from .normalization.layer_normalization import LayerNormalization  # noqa: F401
 from .regularization.dropout import Dropout  # noqa: F401
-from .reshaping import Flatten, Reshape  # noqa: F401
+from .reshaping.flatten import Flatten  # noqa: F401
+from .reshaping.reshape import Reshape  # noqa: F401
 from .variable import KerasVariable  # noqa: F401
