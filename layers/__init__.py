@@ -1,30 +1,41 @@
 """Keras layers and models on the tapeflow engine (``tapeflow.layers``, also ``tf.keras``).
 
-Layers: Layer, Dense, Conv1D, BatchNormalization, Dropout, Activation, Flatten,
-Reshape, InputLayer/Input, Add, Subtract, Multiply, Average, Maximum,
-Minimum, Concatenate, LayerNormalization, Embedding. Models: Sequential,
-functional ``Model(inputs, outputs)`` and subclassed ``Model``, with
-compile/fit/evaluate/predict. Losses, metrics, callbacks, initializers,
-activations, regularizers and constraints live in their own submodules.
+Laid out as Keras 3's tree: layer families in sub-packages (core, activations,
+convolutional, normalization, merging, reshaping, regularization), models and
+the training loop in ``models`` and ``trainers``, and the Keras API modules
+(activations, losses, metrics, callbacks, initializers, regularizers,
+constraints, backend) as sub-packages or modules. Layers: Layer, Dense, Conv1D,
+BatchNormalization, Dropout, Activation, Flatten, Reshape, InputLayer/Input,
+Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate,
+LayerNormalization, Embedding. Models: Sequential, functional
+``Model(inputs, outputs)`` and subclassed ``Model``, with
+compile/fit/evaluate/predict.
 """
 from . import (activations, backend, callbacks, constraints, initializers, losses, metrics,  # noqa: F401
                regularizers, serialization_lib)
-from .activation import Activation  # noqa: F401
-from .batch_normalization import BatchNormalization  # noqa: F401
-from .conv1d import Conv1D  # noqa: F401
-from .dense import Dense  # noqa: F401
-from .dropout import Dropout  # noqa: F401
+from .activations.activation import Activation  # noqa: F401
+from .convolutional.conv1d import Conv1D  # noqa: F401
+from .core.dense import Dense  # noqa: F401
+from .core.embedding import Embedding  # noqa: F401
+from .core.input_layer import Input, InputLayer  # noqa: F401
 from .dtype_policy import DTypePolicy  # noqa: F401
-from .embedding import Embedding  # noqa: F401
-from .functional import Functional  # noqa: F401
 from .input_gradient_regularization import InputGradientRegularizedModel, input_gradient_penalty  # noqa: F401
-from .input_layer import Input, InputLayer  # noqa: F401
 from .input_spec import InputSpec  # noqa: F401
 from .keras_tensor import KerasTensor  # noqa: F401
 from .layer import Layer  # noqa: F401
-from .layer_normalization import LayerNormalization  # noqa: F401
-from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract  # noqa: F401
-from .model import Model  # noqa: F401
-from .reshaping import Flatten, Reshape  # noqa: F401
-from .sequential import Sequential  # noqa: F401
+from .merging.add import Add  # noqa: F401
+from .merging.average import Average  # noqa: F401
+from .merging.concatenate import Concatenate  # noqa: F401
+from .merging.maximum import Maximum  # noqa: F401
+from .merging.minimum import Minimum  # noqa: F401
+from .merging.multiply import Multiply  # noqa: F401
+from .merging.subtract import Subtract  # noqa: F401
+from .models.functional import Functional  # noqa: F401
+from .models.model import Model  # noqa: F401
+from .models.sequential import Sequential  # noqa: F401
+from .normalization.batch_normalization import BatchNormalization  # noqa: F401
+from .normalization.layer_normalization import LayerNormalization  # noqa: F401
+from .regularization.dropout import Dropout  # noqa: F401
+from .reshaping.flatten import Flatten  # noqa: F401
+from .reshaping.reshape import Reshape  # noqa: F401
 from .variable import KerasVariable  # noqa: F401

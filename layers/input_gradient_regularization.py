@@ -14,9 +14,9 @@ from tapeflow.backprop import GradientTape
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.ops import array_ops, math_ops, reduction_ops
 
-from .data_adapter import unpack_x_y_sample_weight
+from .trainers.data_adapter import unpack_x_y_sample_weight
 from .metrics import Mean
-from .model import Model
+from .models.model import Model
 
 
 def input_gradient_penalty(model, x, y, sample_weight=None, loss_fn=None, training=True):

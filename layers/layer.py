@@ -20,7 +20,8 @@ from tapeflow.framework.variables import Variable
 from tapeflow.module import Module
 from tapeflow.ops import math_ops
 
-from . import activations, backend, constraints, dtype_policy, initializers, regularizers, tree
+from . import activations, backend, constraints, dtype_policy, initializers, regularizers
+from .utils import tree
 from .input_spec import assert_input_compatibility
 from .keras_tensor import KerasTensor
 from .node import Node

@@ -18,12 +18,12 @@ visited once, at the first path that reaches it. The model itself is at the
 root path ``""``.
 """
 from tapeflow.layers.backend import snake_case
-from tapeflow.layers.functional import Functional
+from tapeflow.layers.models.functional import Functional
 from tapeflow.layers.layer import Layer
 from tapeflow.layers.losses import Loss
 from tapeflow.layers.metrics import Metric
-from tapeflow.layers.model import Model
-from tapeflow.layers.sequential import Sequential
+from tapeflow.layers.models.model import Model
+from tapeflow.layers.models.sequential import Sequential
 from tapeflow.optimizers import Optimizer
 
 _SKIP = {}

@@ -17,11 +17,11 @@ first, e.g. ``model/layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE``. Th
 Names are escaped as TensorFlow does (``.`` -> ``..``, ``/`` -> ``.S``), so a path splits on ``/``.
 """
 from tapeflow.framework.variables import Variable
-from tapeflow.layers.functional import Functional
+from tapeflow.layers.models.functional import Functional
 from tapeflow.layers.layer import Layer
 from tapeflow.layers.metrics import Metric
-from tapeflow.layers.model import Model
-from tapeflow.layers.sequential import Sequential
+from tapeflow.layers.models.model import Model
+from tapeflow.layers.models.sequential import Sequential
 from tapeflow.module import Module
 from tapeflow.optimizers import Optimizer
 

@@ -309,7 +309,7 @@ def test_verbose_1_on_a_terminal_redraws_a_colored_bar(monkeypatch):
 
 
 def test_progbar_formats():
-    from tapeflow.layers.progbar import Progbar, format_eta, format_time_per_unit, format_value
+    from tapeflow.layers.utils.progbar import Progbar, format_eta, format_time_per_unit, format_value
     assert format_value(0.52) == "0.5200" and format_value(0.0005) == "5.0000e-04"
     assert format_time_per_unit(0.009) == "9ms/step" and format_time_per_unit(2.4) == "2s/step"
     assert format_time_per_unit(4e-5) == "40us/step"

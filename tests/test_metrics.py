@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.layers.compile_utils import CompileMetrics
+from tapeflow.layers.trainers.compile_utils import CompileMetrics
 
 K = tf.keras
 M = K.metrics

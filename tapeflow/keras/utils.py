@@ -1,9 +1,9 @@
 """tf.keras.utils: seeding, label encoding, serialization helpers, the progress bar."""
 import numpy as np
 
-from tapeflow.layers.data_adapter import PyDataset  # noqa: F401
-from tapeflow.layers.data_adapter import PyDataset as Sequence  # noqa: F401
-from tapeflow.layers.progbar import Progbar  # noqa: F401
+from tapeflow.layers.trainers.data_adapter import PyDataset  # noqa: F401
+from tapeflow.layers.trainers.data_adapter import PyDataset as Sequence  # noqa: F401
+from tapeflow.layers.utils.progbar import Progbar  # noqa: F401
 from tapeflow.layers.serialization_lib import (custom_object_scope, deserialize_keras_object,  # noqa: F401
                                                register_keras_serializable, serialize_keras_object)
 

@@ -1,0 +1,2 @@
+"""Convolution layers."""
+from .conv1d import Conv1D  # noqa: F401

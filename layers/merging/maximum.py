@@ -1,0 +1,11 @@
+"""Maximum: the elementwise maximum of a list of inputs."""
+from tapeflow.ops import math_ops
+
+from ..serialization_lib import keras_export
+from .base_merge import Merge
+
+
+@keras_export("keras.layers.Maximum")
+class Maximum(Merge):
+    def _merge(self, a, b):
+        return math_ops.maximum(a, b)

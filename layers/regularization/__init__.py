@@ -1,0 +1,2 @@
+"""Regularization layers."""
+from .dropout import Dropout  # noqa: F401

@@ -1,0 +1,1 @@
+"""Training loop: Trainer (compile/fit/evaluate/predict), compiled losses and metrics, data adapters."""

@@ -1,0 +1,1 @@
+"""Helpers shared by layers and models: nested structures (tree) and the progress bar."""
