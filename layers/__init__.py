@@ -28,3 +28,8 @@ from .model import Model  # noqa: F401
 from .reshaping import Flatten, Reshape  # noqa: F401
 from .sequential import Sequential  # noqa: F401
 from .variable import KerasVariable  # noqa: F401
+from .activations_layers_tmp import ELU, LeakyReLU, PReLU, ReLU, Softmax  # noqa: F401
+from .convolutional import (Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, DepthwiseConv2D,  # noqa: F401
+                            SeparableConv1D, SeparableConv2D)
+from .pooling import (AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D,  # noqa: F401
+                      GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
