@@ -33,3 +33,8 @@ from .convolutional import (Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, De
                             SeparableConv1D, SeparableConv2D)
 from .pooling import (AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D,  # noqa: F401
                       GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
+from .core import Identity  # noqa: F401
+from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise,  # noqa: F401
+                             SpatialDropout1D, SpatialDropout2D)
+from .reshaping_layers_tmp import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401
+                                   UpSampling2D, ZeroPadding1D, ZeroPadding2D)

@@ -8,3 +8,6 @@ from tapeflow.layers import (ELU, AveragePooling1D, AveragePooling2D, Conv1DTran
                              Conv2DTranspose, Conv3D, DepthwiseConv2D, GlobalAveragePooling1D, GlobalAveragePooling2D,
                              GlobalMaxPooling1D, GlobalMaxPooling2D, LeakyReLU, MaxPooling1D, MaxPooling2D, PReLU,
                              ReLU, SeparableConv1D, SeparableConv2D, Softmax)
+from tapeflow.layers import (ActivityRegularization, AlphaDropout, Cropping1D, Cropping2D,  # noqa: F401
+                             GaussianDropout, GaussianNoise, Identity, Permute, RepeatVector, SpatialDropout1D,
+                             SpatialDropout2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)

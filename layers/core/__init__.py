@@ -1,0 +1,1 @@
+from .identity import Identity  # noqa: F401
