@@ -39,3 +39,17 @@ from .regularization.dropout import Dropout  # noqa: F401
 from .reshaping.flatten import Flatten  # noqa: F401
 from .reshaping.reshape import Reshape  # noqa: F401
 from .variable import KerasVariable  # noqa: F401
+from .activations.elu_layer import ELU  # noqa: F401
+from .activations.leaky_relu_layer import LeakyReLU  # noqa: F401
+from .activations.prelu_layer import PReLU  # noqa: F401
+from .activations.relu_layer import ReLU  # noqa: F401
+from .activations.softmax_layer import Softmax  # noqa: F401
+from .convolutional import (Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, DepthwiseConv2D,  # noqa: F401
+                            SeparableConv1D, SeparableConv2D)
+from .pooling import (AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D,  # noqa: F401
+                      GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
+from .core import Identity  # noqa: F401
+from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise,  # noqa: F401
+                             SpatialDropout1D, SpatialDropout2D)
+from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401
+                                   UpSampling2D, ZeroPadding1D, ZeroPadding2D)

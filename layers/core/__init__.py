@@ -1,4 +1,5 @@
 """Core layers: Dense, Embedding, InputLayer / Input."""
 from .dense import Dense  # noqa: F401
 from .embedding import Embedding  # noqa: F401
+from .identity import Identity  # noqa: F401
 from .input_layer import Input, InputLayer  # noqa: F401

@@ -4,3 +4,10 @@ from tapeflow.layers import (Activation, Add, Average, BatchNormalization, Conca
                              Maximum, Minimum, Multiply, Reshape, Subtract)
 from tapeflow.layers.serialization_lib import deserialize_keras_object as deserialize  # noqa: F401
 from tapeflow.layers.serialization_lib import serialize_keras_object as serialize  # noqa: F401
+from tapeflow.layers import (ELU, AveragePooling1D, AveragePooling2D, Conv1DTranspose, Conv2D,  # noqa: F401
+                             Conv2DTranspose, Conv3D, DepthwiseConv2D, GlobalAveragePooling1D, GlobalAveragePooling2D,
+                             GlobalMaxPooling1D, GlobalMaxPooling2D, LeakyReLU, MaxPooling1D, MaxPooling2D, PReLU,
+                             ReLU, SeparableConv1D, SeparableConv2D, Softmax)
+from tapeflow.layers import (ActivityRegularization, AlphaDropout, Cropping1D, Cropping2D,  # noqa: F401
+                             GaussianDropout, GaussianNoise, Identity, Permute, RepeatVector, SpatialDropout1D,
+                             SpatialDropout2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
