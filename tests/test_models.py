@@ -274,3 +274,19 @@ def test_clone_model_has_the_same_architecture_and_new_weights():
     assert [layer.name for layer in clone.layers] == [layer.name for layer in model.layers]
     assert [w.shape for w in clone.get_weights()] == [w.shape for w in model.get_weights()]
     assert not np.array_equal(clone.get_weights()[0], model.get_weights()[0])
+
+
+def test_a_layer_returning_a_dict_feeds_each_key_to_its_consumers():
+    """Nodes and the functional graph flatten dict outputs in one order (sorted keys): a dict built
+    in another order once paired 'a' with the value of 'b'."""
+    class Two(tf.keras.layers.Layer):
+        def call(self, x):
+            return {"b": 2 * x, "a": 3 * x}
+
+    inp = tf.keras.Input((1,))
+    out = Two()(inp)
+    x = tf.constant([[1.0]])
+    assert float(tf.keras.Model(inp, out["a"])(x)[0, 0]) == 3.0
+    assert float(tf.keras.Model(inp, tf.keras.layers.Identity()(out["b"]))(x)[0, 0]) == 2.0
+    both = tf.keras.Model(inp, {"first": out["a"], "second": out["b"]})(x)
+    assert float(both["first"][0, 0]) == 3.0 and float(both["second"][0, 0]) == 2.0

@@ -1,4 +1,9 @@
-"""Small structure helpers: map over nested lists/tuples/dicts, treating shapes as leaves."""
+"""Small structure helpers: map over nested lists/tuples/dicts, treating shapes as leaves.
+
+``flatten`` is the engine's (``tapeflow.framework.nest``): dict values by sorted key, the order of
+tf.nest and of Keras 3's tree.flatten, so every flattening in the package pairs the same leaves.
+"""
+from tapeflow.framework.nest import flatten  # noqa: F401
 
 
 def is_shape(x):
@@ -28,12 +33,3 @@ def map_shape_structure(fn, structure):
     if isinstance(structure, (list, tuple)):
         return type(structure)(map_shape_structure(fn, v) for v in structure)
     return fn(structure)
-
-
-def flatten(structure):
-    """Leaves of nested lists, tuples and dicts, in order (dict values in insertion order)."""
-    if isinstance(structure, dict):
-        return [leaf for v in structure.values() for leaf in flatten(v)]
-    if isinstance(structure, (list, tuple)):
-        return [leaf for v in structure for leaf in flatten(v)]
-    return [structure]
