@@ -122,10 +122,33 @@ def realdiv(x, y, name=None):
     return execute("RealDiv", (x, y))
 
 
+@register_op("DivNoNan")
+def _div_no_nan_fwd(x, y):
+    nonzero = y != 0
+    out = np.zeros(np.broadcast_shapes(x.shape, y.shape), np.result_type(x, y))
+    return quietly(lambda: np.divide(x, y, out=out, where=nonzero))
+
+
+declare(elementwise, "DivNoNan")
+
+
+@RegisterGradient("DivNoNan")
+def _div_no_nan_grad(op, grad):
+    """0 wherever y is 0, as the forward; written with div_no_nan itself, so every order works."""
+    nb = batch_ndim(op, grad)
+    x, y = op.inputs
+    gx = sum_to(div_no_nan(grad, y), x._value.shape, nb)
+    gy = sum_to(multiply(grad, div_no_nan(div_no_nan(negative(x), y), y)), y._value.shape, nb)
+    return gx, gy
+
+
 def div_no_nan(x, y, name=None):
+    """x / y, and 0 wherever y is 0 (whatever x is), as tf.math.divide_no_nan."""
     x, y = binary_args(x, y, "DivNoNan")
-    safe = array_ops.where(equal(y, 0), ones_like_(y), y)
-    return array_ops.where(equal(y, 0), zeros_like_(divide(x, safe)), divide(x, safe))
+    if x._value.dtype.kind in "iu":
+        target = dtypes.float64 if x._value.dtype.itemsize > 2 else dtypes.float32
+        x, y = cast(x, target), cast(y, target)
+    return execute("DivNoNan", (x, y))
 
 
 @register_op("FloorDiv")
