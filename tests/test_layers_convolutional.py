@@ -197,3 +197,19 @@ def test_convnet_trains_and_round_trips_through_a_keras_file(tmp_path):
     np.testing.assert_array_equal(restored.predict(x, verbose=0), model.predict(x, verbose=0))
     assert [(w.path.split("/")[-2:], tuple(w.shape)) for w in restored.weights] == \
         [(w.path.split("/")[-2:], tuple(w.shape)) for w in model.weights]
+
+
+@pytest.mark.parametrize("kwargs", [dict(filters=6, kernel_size=3, groups=3),
+                                    dict(filters=4, kernel_size=2, groups=2, padding="causal", dilation_rate=2),
+                                    dict(filters=4, kernel_size=3, strides=2, padding="same")])
+def test_conv1d_shares_the_convolution_base_groups_included(kwargs):
+    layer = L.Conv1D(**kwargs, bias_initializer="random_normal")
+    x = rng.normal(size=(2, 9, 6)).astype("float32")
+    y = _run(layer, x)
+    assert layer.kernel.shape == (layer.kernel_size[0], 6 // layer.groups, layer.filters)
+    ref = conv(x.astype(np.float64), layer.kernel.numpy().astype(np.float64), layer.strides, layer.padding,
+               layer.dilation_rate, layer.groups) + layer.bias.numpy()
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+    config = layer.get_config()
+    assert config["groups"] == layer.groups and "activity_regularizer" in config
+    assert L.Conv1D.from_config(config).get_config() == config
