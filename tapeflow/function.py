@@ -35,7 +35,7 @@ from .framework.tensor_shape import TensorShape
 from .framework.tensor_spec import TensorSpec
 from .config.execution import functions_run_eagerly
 from .framework.logging_util import warn
-from .framework.variables import Variable
+from .framework.variables import Variable, assign_shape_error
 from .graph_replay import ASSIGN, ASSIGN_METHODS, CALL, READ, ArrayReplay, output_count_error
 
 _RECENT_CALLS = 10      # the window of the retracing warning
@@ -198,7 +198,7 @@ class FuncGraph:
     def assign_variable(self, var, value, mode):
         value = convert_to_tensor(value, dtype=var.dtype)
         if tuple(value.shape) != tuple(var.shape):
-            raise ValueError(f"Cannot assign to variable '{var.name}': shape mismatch, {value.shape} vs {var.shape}")
+            raise assign_shape_error(var, value.shape)
         self.nodes.append([VARIABLE_ASSIGN, [self.ref(value)], {"variable": self.variable_index(var), "mode": mode}, 0])
 
     def is_live(self, tensor):

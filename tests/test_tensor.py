@@ -68,7 +68,7 @@ def test_variable_assignments():
     v.assign([3.0, 4.0]).assign_add([1.0, 1.0])
     v.assign_sub(tf.constant([0.5, 0.5]))
     assert v.numpy().tolist() == [3.5, 4.5]
-    with pytest.raises(ValueError, match=r"shape mismatch. The variable has shape \(2,\) and the value has shape \(3,\)"):
+    with pytest.raises(ValueError, match=r"^Cannot assign value to variable ' Variable:0': Shape mismatch.The variable shape \(2,\), and the assigned value shape \(3,\) are incompatible.$"):
         v.assign([1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="Tensor conversion requested dtype float32 for Tensor with dtype float64"):
         v.assign(tf.constant([1.0, 2.0], tf.float64))
@@ -200,7 +200,7 @@ def test_adopt_takes_fresh_arrays_without_copying_and_falls_back_otherwise():
     wrong_dtype = np.full((2, 3), 2.0)
     v._adopt(wrong_dtype)
     assert not np.shares_memory(v._value, wrong_dtype) and v.dtype == tf.float32 and float(v[0, 0]) == 2.0
-    with pytest.raises(ValueError, match="shape mismatch"):
+    with pytest.raises(ValueError, match="Shape mismatch"):
         v._adopt(np.ones((3, 2), np.float32))
 
 
@@ -213,3 +213,18 @@ def test_scalars_convert_to_numpy_arrays_and_keep_their_dtype():
     assert np.asarray(y, dtype=np.float64).dtype == np.float64
     assert float(np.array(y)) == 3.25
     assert type(x.numpy()) is np.float32  # TensorFlow's .numpy() of a scalar is a numpy scalar
+
+
+def test_variables_and_their_errors_read_as_tensorflows():
+    v = tf.Variable([1.0, 2.0])
+    assert type(v).__name__ == "ResourceVariable" and isinstance(v, tf.Variable)
+    expected = (r"^Cannot assign value to variable ' Variable:0': Shape mismatch.The variable shape \(2,\), and the "
+                r"assigned value shape \(3,\) are incompatible.$")
+    with pytest.raises(ValueError, match=expected):
+        v.assign([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=expected):
+        tf.function(lambda: v.assign([1.0, 2.0, 3.0]))()      # the traced assign says the same
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"requires a multiple of 4 \[Op:Reshape\]$"):
+        tf.reshape(tf.range(6), (-1, 4))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"^Only one input size may be -1, not both 0 and 1"):
+        tf.reshape(tf.range(6), (-1, -1))

@@ -38,6 +38,12 @@ def _snapshot(storage):
     return snapshot
 
 
+def assign_shape_error(variable, value_shape):
+    """TensorFlow's words for assigning a value of another shape."""
+    return ValueError(f"Cannot assign value to variable ' {variable.name}': Shape mismatch.The variable shape "
+                      f"{tuple(variable.shape)}, and the assigned value shape {tuple(value_shape)} are incompatible.")
+
+
 def _alive(ref):
     return ref is not None and ref() is not None
 
@@ -138,12 +144,10 @@ class Variable:
         return value[()] if value.ndim == 0 else value
 
     # -- writes (not differentiable) --------------------------------------
-    def _new_value(self, value, what):
+    def _new_value(self, value):
         arr = convert_to_tensor(value, dtype=self.dtype)._value
         if arr.shape != self._value.shape:
-            raise ValueError(
-                f"Cannot {what} variable '{self.name}': shape mismatch. The variable has shape "
-                f"{TensorShape(self._value.shape)} and the value has shape {TensorShape(arr.shape)}.")
+            raise assign_shape_error(self, arr.shape)
         return arr
 
     def _store(self, arr):
@@ -162,19 +166,19 @@ class Variable:
         graph = recording.tracing_graph()
         if graph is not None:
             return self._traced_assign(graph, value, "assign")
-        return self._store(self._new_value(value, "assign to"))
+        return self._store(self._new_value(value))
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
         graph = recording.tracing_graph()
         if graph is not None:
             return self._traced_assign(graph, delta, "add")
-        return self._store(self._value + self._new_value(delta, "add to"))
+        return self._store(self._value + self._new_value(delta))
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
         graph = recording.tracing_graph()
         if graph is not None:
             return self._traced_assign(graph, delta, "sub")
-        return self._store(self._value - self._new_value(delta, "subtract from"))
+        return self._store(self._value - self._new_value(delta))
 
     def _adopt(self, array):
         """Takes ``array`` as the new value without copying it. Only for callers that just made
@@ -274,6 +278,18 @@ class Variable:
 
     def __reduce__(self):
         raise TypeError("tapeflow variables are not picklable; save them with tapeflow.saving.")
+
+
+class ResourceVariable(Variable):
+    """What ``tf.Variable(...)`` makes, as in TensorFlow (``type(v).__name__`` is 'ResourceVariable');
+    ``isinstance(v, tf.Variable)`` holds."""
+
+
+def _make_resource_variables(cls, *args, **kwargs):
+    return object.__new__(ResourceVariable if cls is Variable else cls)
+
+
+Variable.__new__ = _make_resource_variables
 
 
 class _UnreadVariable(Variable):

@@ -110,9 +110,19 @@ def _reshape_fwd(x, shape):
     try:
         return x.reshape(shape)
     except ValueError:
-        raise InvalidArgumentError(
-            f"reshape: cannot reshape a tensor with {np.size(x)} elements and shape {TensorShape(np.shape(x))} "
-            f"to shape {list(shape)}") from None
+        raise InvalidArgumentError(_reshape_error(np.size(x), shape)) from None
+
+
+def _reshape_error(size, shape):
+    """TensorFlow's words for a reshape that cannot be done."""
+    unknown = [i for i, d in enumerate(shape) if d == -1]
+    if len(unknown) > 1:
+        return f"Only one input size may be -1, not both {unknown[0]} and {unknown[1]} [Op:Reshape]"
+    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+    if unknown:
+        return (f"Input to reshape is a tensor with {size} values, but the requested shape requires a multiple "
+                f"of {known} [Op:Reshape]")
+    return f"Input to reshape is a tensor with {size} values, but the requested shape has {known} [Op:Reshape]"
 
 
 @RegisterGradient("Reshape")
