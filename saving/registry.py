@@ -79,6 +79,24 @@ def _field_problem(node):
     return None
 
 
+def _holds_lambda_code(node):
+    config = node.get("config")
+    function = config.get("function") if isinstance(config, dict) else None
+    return not isinstance(function, dict) or function.get("class_name") == "__lambda__"
+
+
+def _lambda_code_not_supplied(node, custom_objects):
+    """A Lambda layer storing a Python lambda, and no function under its name in custom_objects (or a
+    Lambda class of the user's own registered in its place)."""
+    if get_registered_object(node.get("registered_name") or "Lambda", custom_objects) is not None \
+            and node.get("registered_name") not in (None, "Lambda"):
+        return False
+    if not _holds_lambda_code(node):
+        return False
+    name = node["config"].get("name") if isinstance(node["config"], dict) else None
+    return not isinstance(name, str) or get_registered_object(name, custom_objects) is None
+
+
 def check_config(config, source, custom_objects=None, skip_keys=("compile_config",)):
     """Raises if ``config`` holds a Lambda or names a class or function tapeflow cannot rebuild safely,
     or if an object entry's fields have the wrong types (a ConfigContentError naming the entry)."""
@@ -99,9 +117,8 @@ def check_config(config, source, custom_objects=None, skip_keys=("compile_config
                                          f"malformed: {problem}.")
             if class_name == "__lambda__":
                 lambdas.append("a Python lambda")
-            elif class_name == "Lambda" and get_registered_object(
-                    node.get("registered_name") or "Lambda", custom_objects) is None:
-                name = (node.get("config") or {}).get("name") if isinstance(node.get("config"), dict) else None
+            elif class_name == "Lambda" and _lambda_code_not_supplied(node, custom_objects):
+                name = node["config"].get("name") if isinstance(node["config"], dict) else None
                 lambdas.append(f"a Lambda layer '{name}'" if isinstance(name, str) else "a Lambda layer")
             elif class_name == "function":
                 if not _function_known(node, custom_objects):
@@ -115,7 +132,8 @@ def check_config(config, source, custom_objects=None, skip_keys=("compile_config
         for key, value in node.items():
             if top and key in skip_keys:
                 continue
-            if key == "config" and class_name in ("__lambda__", "Lambda"):
+            if key == "config" and (class_name == "__lambda__"
+                                    or (class_name == "Lambda" and _holds_lambda_code(node))):
                 continue
             visit(value, path + (key,))
 
@@ -123,9 +141,9 @@ def check_config(config, source, custom_objects=None, skip_keys=("compile_config
     if lambdas:
         raise UnsafeContentError(
             f"'{source}' contains {', '.join(lambdas)}, which wraps arbitrary Python code. "
-            "tapeflow never runs code from a file, with or without safe_mode=False. Rebuild this model in "
-            "Python, with a layer registered through @tf.keras.saving.register_keras_serializable() in place of "
-            "the Lambda, and load only its weights with model.load_weights().")
+            "tapeflow never runs code from a file, with or without safe_mode=False. Pass the function of a Lambda "
+            "layer as custom_objects={'<layer name>': function}, or rebuild the model in Python and load only "
+            "its weights with model.load_weights().")
     if unknown:
         names = sorted(set(unknown), key=unknown.index)
         raise UnknownClassError(

@@ -11,3 +11,4 @@ from tapeflow.layers import (ELU, AveragePooling1D, AveragePooling2D, Conv1DTran
 from tapeflow.layers import (ActivityRegularization, AlphaDropout, Cropping1D, Cropping2D,  # noqa: F401
                              GaussianDropout, GaussianNoise, Identity, Permute, RepeatVector, SpatialDropout1D,
                              SpatialDropout2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
+from tapeflow.layers import Lambda  # noqa: F401

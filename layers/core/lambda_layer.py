@@ -1,0 +1,98 @@
+"""Lambda: a layer around a Python function, as Keras 3's.
+
+Saving writes the function as Keras does: a named function by its registered name, a
+Python lambda as Keras's ``__lambda__`` entry (its marshalled bytecode, so real Keras can
+read the file). Loading never runs code from a file: a named function is resolved like
+any other (``custom_objects``, registered functions), and a lambda only when
+``custom_objects`` supplies a function under the layer's name, used in place of the
+stored code.
+"""
+import codecs
+import inspect
+import marshal
+
+from tapeflow.ops import array_ops
+
+from ..layer import Layer
+from ..serialization_lib import (deserialize_keras_object, get_registered_object, keras_export,
+                                 serialize_keras_object)
+
+
+def _serialize_function(function):
+    if getattr(function, "__name__", None) != "<lambda>":
+        return serialize_keras_object(function)
+    closure = function.__closure__
+    return {"class_name": "__lambda__",
+            "config": {"code": codecs.encode(marshal.dumps(function.__code__), "base64").decode("ascii"),
+                       "defaults": function.__defaults__,
+                       "closure": None if closure is None else tuple(c.cell_contents for c in closure)}}
+
+
+@keras_export("keras.layers.Lambda")
+class Lambda(Layer):
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        if not callable(function):
+            raise ValueError(f"Lambda expects a callable `function`. Received: {function!r}")
+        self.function = function
+        self.arguments = dict(arguments or {})
+        self._output_shape = output_shape
+        self.mask = mask
+        self.supports_masking = mask is not None
+        parameters = inspect.signature(function).parameters
+        self._passes_mask = "mask" in parameters
+        self._passes_training = "training" in parameters
+
+    def call(self, inputs, mask=None, training=None):
+        kwargs = dict(self.arguments)
+        if self._passes_mask:
+            kwargs["mask"] = mask
+        if self._passes_training:
+            kwargs["training"] = training
+        return self.function(inputs, **kwargs)
+
+    def compute_mask(self, inputs, mask=None):
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        return self.mask
+
+    def compute_output_shape(self, input_shape):
+        if self._output_shape is None:
+            return self._infer_output_shape(tuple(input_shape))
+        if callable(self._output_shape):
+            return self._output_shape(input_shape)
+        return (input_shape[0],) + tuple(self._output_shape)
+
+    def _infer_output_shape(self, input_shape):
+        """Runs the function on zeros with unknown sizes set to 1, then to 2: sizes that follow them are
+        unknown in the result."""
+        dtype = getattr(self, "compute_dtype", None) or "float32"
+        shapes = [tuple(self.call(array_ops.zeros(tuple(size if d is None else d for d in input_shape),
+                                                  dtype=dtype)).shape) for size in (1, 2)]
+        return tuple(a if a == b else None for a, b in zip(*shapes))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"function": _serialize_function(self.function), "arguments": self.arguments})
+        if self._output_shape is not None:
+            config["output_shape"] = (_serialize_function(self._output_shape) if callable(self._output_shape)
+                                      else self._output_shape)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        function = config.pop("function")
+        if isinstance(function, dict) and function.get("class_name") == "__lambda__":
+            function = get_registered_object(config.get("name"), custom_objects)
+            if function is None:
+                raise ValueError(f"The Lambda layer '{config.get('name')}' stores a Python lambda; tapeflow never "
+                                 "runs code from a file. Pass the function as custom_objects="
+                                 f"{{'{config.get('name')}': function}}.")
+        else:
+            function = deserialize_keras_object(function, custom_objects)
+        output_shape = config.pop("output_shape", None)
+        if isinstance(output_shape, dict):
+            raise ValueError(f"The Lambda layer '{config.get('name')}' stores its output_shape as a function, which "
+                             "tapeflow does not load from a file; build the layer in Python.")
+        return cls(function, output_shape=output_shape, **config)
