@@ -11,7 +11,7 @@ import pytest
 import tapeflow as tf
 from tapeflow.saving import UnsafeContentError
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "keras"
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures" / "keras"
 keras = tf.keras
 
 
