@@ -68,10 +68,7 @@ def _functions_of(obj):
 
 
 def _concretes(function):
-    out = []
-    for entry in function.concrete_functions():
-        out.append(entry)
-        out.extend(getattr(entry, "specialised", {}).values())
+    out = function.traced_concrete_functions()
     if not out and function.input_signature is not None:
         out.append(function.get_concrete_function())
     return out
@@ -203,6 +200,8 @@ class RestoredFunction:
 
     def concrete_functions(self):
         return list(self._concretes)
+
+    traced_concrete_functions = concrete_functions   # a loaded trace holds no specialised ones
 
     def __call__(self, *args):
         from tapeflow.framework import nest

@@ -573,9 +573,10 @@ class Function:
 
     def pretty_printed_concrete_signatures(self, verbose=True):
         from .function_introspection import pretty_printed_signature
-        return "\n\n".join(pretty_printed_signature(c, verbose) for c in self._all_concretes())
+        return "\n\n".join(pretty_printed_signature(c, verbose) for c in self.traced_concrete_functions())
 
-    def _all_concretes(self):
+    def traced_concrete_functions(self):
+        """Every graph traced so far: each cached trace, then the shape-specialised ones it holds."""
         out = []
         for entry in self._cache.values():
             out.append(entry)

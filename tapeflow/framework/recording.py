@@ -7,8 +7,8 @@ Tensors and, only when a tape or forward accumulator is active, records an
 
 What is recording is per thread, as in TensorFlow: ``ThreadRecording`` owns
 one thread's tapes, forward accumulators, variable watchers and the graph it
-is tracing, and every change to them goes through its methods. ``_installed``
-counts, over all threads, what those methods have installed and not yet
+is tracing, and every change to them goes through this module's functions.
+``_installed`` counts, over all threads, what they have installed and not yet
 removed; while it is zero no thread records anything and an op skips the
 thread-local lookup entirely (the fast path is one check of one number).
 """
@@ -181,12 +181,11 @@ def watching_variables():
 
 
 @contextlib.contextmanager
-def tracing_into(graph):
-    """Makes ``graph`` the target of this thread's ops; tapes, accumulators and watchers active
-    outside are hidden until the trace ends (a trace is not a computation they should see)."""
+def _alone_with(graph):
+    """Hides this thread's tapes, accumulators and watchers, and makes ``graph`` (or eager execution,
+    for None) the target of its ops, until the block ends."""
     s = _local.state
     saved = (s.tapes, s.accumulators, s.watchers, s.graph)
-    _count(1)
     s.tapes, s.accumulators, s.watchers, s.graph = [], [], [], graph
     s.changed()
     try:
@@ -194,23 +193,25 @@ def tracing_into(graph):
     finally:
         s.tapes, s.accumulators, s.watchers, s.graph = saved
         s.changed()
-        _count(-1)
 
 
 @contextlib.contextmanager
+def tracing_into(graph):
+    """Makes ``graph`` the target of this thread's ops; what records outside is hidden until the trace
+    ends (a trace is not a computation it should see)."""
+    _count(1)
+    try:
+        with _alone_with(graph):
+            yield graph
+    finally:
+        _count(-1)
+
+
 def init_scope():
     """``tf.init_scope``: code that runs eagerly and unrecorded even in the middle of a trace, such as
     creating a function's variables or assigning values restored from a file: inside a trace an assign
     would become a graph node, run again at every call."""
-    s = _local.state
-    saved = (s.tapes, s.accumulators, s.watchers, s.graph)
-    s.tapes, s.accumulators, s.watchers, s.graph = [], [], [], None
-    s.changed()
-    try:
-        yield
-    finally:
-        s.tapes, s.accumulators, s.watchers, s.graph = saved
-        s.changed()
+    return _alone_with(None)
 
 
 class OpRecord:

@@ -116,7 +116,7 @@ class Variable:
         for tape in state.tapes:
             if tape.watch_accessed_variables and self._trainable:
                 tape.variables[self._id] = self
-                if self._value.dtype.kind in "fc":
+                if self._storage.dtype.kind in "fc":
                     tape.ids.add(self._id)
                     tape.roots.add(self._id)
 
@@ -146,7 +146,7 @@ class Variable:
     # -- writes (not differentiable) --------------------------------------
     def _new_value(self, value):
         arr = convert_to_tensor(value, dtype=self.dtype)._value
-        if arr.shape != self._value.shape:
+        if arr.shape != self._storage.shape:
             raise assign_shape_error(self, arr.shape)
         return arr
 
@@ -172,13 +172,13 @@ class Variable:
         graph = recording.tracing_graph()
         if graph is not None:
             return self._traced_assign(graph, delta, "add")
-        return self._store(self._value + self._new_value(delta))
+        return self._store(self._storage + self._new_value(delta))
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
         graph = recording.tracing_graph()
         if graph is not None:
             return self._traced_assign(graph, delta, "sub")
-        return self._store(self._value - self._new_value(delta))
+        return self._store(self._storage - self._new_value(delta))
 
     def _adopt(self, array):
         """Takes ``array`` as the new value without copying it. Only for callers that just made
