@@ -55,6 +55,31 @@ def check_filters(filters):
                          f"Received filters={filters}.")
 
 
+def set_window(layer, rank, kernel_size, strides, dilation_rate, padding, data_format, allow_causal=False):
+    """The sliding-window arguments every convolution layer shares, checked and standardised."""
+    layer.kernel_size = standardize_tuple(kernel_size, rank, "kernel_size")
+    layer.strides = standardize_tuple(strides, rank, "strides")
+    layer.dilation_rate = standardize_tuple(dilation_rate, rank, "dilation_rate")
+    check_strides_and_dilation(layer.strides, layer.dilation_rate)
+    layer.padding = standardize_padding(padding, allow_causal=allow_causal)
+    layer.data_format = standardize_data_format(data_format)
+
+
+def window_lengths(layer, input_shape):
+    """The output's spatial lengths for ``input_shape`` (a convolution, not a transposed one)."""
+    return [conv_output_length(n, k, layer.padding, s, d) for n, k, s, d in zip(
+        spatial_dims(input_shape, layer.data_format), layer.kernel_size, layer.strides, layer.dilation_rate)]
+
+
+def bias_and_activation(layer, y, rank):
+    """The end of every convolution layer's call: ``activation(y + bias)``."""
+    if layer.bias is not None:
+        y = add_bias(y, layer.bias, layer.data_format, rank)
+    if layer.activation is not activations.linear:
+        y = layer.activation(y)
+    return y
+
+
 class BaseConv(Layer):
     """A convolution over ``rank`` spatial axes; subclasses fix ``rank``."""
 
@@ -72,12 +97,7 @@ class BaseConv(Layer):
         self.rank = rank
         self.filters = filters
         self.groups = groups
-        self.kernel_size = standardize_tuple(kernel_size, rank, "kernel_size")
-        self.strides = standardize_tuple(strides, rank, "strides")
-        self.dilation_rate = standardize_tuple(dilation_rate, rank, "dilation_rate")
-        check_strides_and_dilation(self.strides, self.dilation_rate)
-        self.padding = standardize_padding(padding, allow_causal=rank == 1)
-        self.data_format = standardize_data_format(data_format)
+        set_window(self, rank, kernel_size, strides, dilation_rate, padding, data_format, allow_causal=rank == 1)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
@@ -119,17 +139,10 @@ class BaseConv(Layer):
                                     dilations=self.dilation_rate)
 
     def call(self, inputs):
-        y = self.convolution_op(inputs, self.kernel)
-        if self.bias is not None:
-            y = add_bias(y, self.bias, self.data_format, self.rank)
-        if self.activation is not activations.linear:
-            y = self.activation(y)
-        return y
+        return bias_and_activation(self, self.convolution_op(inputs, self.kernel), self.rank)
 
     def compute_output_shape(self, input_shape):
-        lengths = [conv_output_length(n, k, self.padding, s, d) for n, k, s, d in zip(
-            spatial_dims(input_shape, self.data_format), self.kernel_size, self.strides, self.dilation_rate)]
-        return spatial_output_shape(input_shape, self.data_format, self.filters, lengths)
+        return spatial_output_shape(input_shape, self.data_format, self.filters, window_lengths(self, input_shape))
 
     def get_config(self):
         config = super().get_config()

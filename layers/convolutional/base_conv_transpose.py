@@ -8,13 +8,12 @@ per axis follows Keras's formula (``deconv_output_length``); the op is
 from tapeflow.ops import conv_ops
 
 from .. import activations, constraints, initializers, regularizers
-from ..argument_validation import (deconv_output_length, standardize_data_format, standardize_padding,
-                                   standardize_tuple, tf_data_format)
+from ..argument_validation import deconv_output_length, standardize_tuple, tf_data_format
 from ..input_spec import InputSpec
 from ..layer import Layer, deserialize_nested_objects
 from ..serialization_lib import serialize_keras_object
-from .base_conv import (add_bias, channel_axis, check_filters, check_strides_and_dilation, input_channels,
-                        spatial_dims, spatial_output_shape)
+from .base_conv import (bias_and_activation, channel_axis, check_filters, input_channels, set_window, spatial_dims,
+                        spatial_output_shape)
 
 
 class BaseConvTranspose(Layer):
@@ -27,11 +26,7 @@ class BaseConvTranspose(Layer):
         check_filters(filters)
         self.rank = rank
         self.filters = filters
-        self.kernel_size = standardize_tuple(kernel_size, rank, "kernel_size")
-        self.strides = standardize_tuple(strides, rank, "strides")
-        self.dilation_rate = standardize_tuple(dilation_rate, rank, "dilation_rate")
-        check_strides_and_dilation(self.strides, self.dilation_rate)
-        self.padding = standardize_padding(padding)
+        set_window(self, rank, kernel_size, strides, dilation_rate, padding, data_format)
         if output_padding is None:
             self.output_padding = None
         else:
@@ -41,7 +36,6 @@ class BaseConvTranspose(Layer):
                     raise ValueError(f"`output_padding` must be strictly less than `strides` for all dimensions. "
                                      f"At dimension {axis}, `output_padding` is {pad} but `strides` is {stride}. "
                                      f"Received: output_padding={self.output_padding}, strides={self.strides}")
-        self.data_format = standardize_data_format(data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = initializers.get(kernel_initializer)
@@ -76,11 +70,7 @@ class BaseConvTranspose(Layer):
                                     padding=self.padding.upper(),
                                     data_format=tf_data_format(self.data_format, self.rank),
                                     dilations=self.dilation_rate)
-        if self.bias is not None:
-            y = add_bias(y, self.bias, self.data_format, self.rank)
-        if self.activation is not activations.linear:
-            y = self.activation(y)
-        return y
+        return bias_and_activation(self, y, self.rank)
 
     def compute_output_shape(self, input_shape):
         return spatial_output_shape(input_shape, self.data_format, self.filters, self._output_lengths(input_shape))

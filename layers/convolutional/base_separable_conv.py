@@ -8,13 +8,12 @@ on inputs with a height of 1.
 from tapeflow.ops import array_ops, conv_ops
 
 from .. import activations, constraints, initializers, regularizers
-from ..argument_validation import (conv_output_length, standardize_data_format, standardize_padding,
-                                   standardize_tuple, tf_data_format)
+from ..argument_validation import tf_data_format
 from ..input_spec import InputSpec
 from ..layer import Layer, deserialize_nested_objects
 from ..serialization_lib import serialize_keras_object
-from .base_conv import (add_bias, channel_axis, check_filters, check_strides_and_dilation, input_channels,
-                        spatial_dims, spatial_output_shape)
+from .base_conv import (bias_and_activation, channel_axis, check_filters, input_channels, set_window,
+                        spatial_output_shape, window_lengths)
 from .depthwise_conv2d import check_depth_multiplier
 
 
@@ -30,12 +29,7 @@ class BaseSeparableConv(Layer):
         self.rank = rank
         self.filters = filters
         self.depth_multiplier = depth_multiplier
-        self.kernel_size = standardize_tuple(kernel_size, rank, "kernel_size")
-        self.strides = standardize_tuple(strides, rank, "strides")
-        self.dilation_rate = standardize_tuple(dilation_rate, rank, "dilation_rate")
-        check_strides_and_dilation(self.strides, self.dilation_rate)
-        self.padding = standardize_padding(padding)
-        self.data_format = standardize_data_format(data_format)
+        set_window(self, rank, kernel_size, strides, dilation_rate, padding, data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.depthwise_initializer = initializers.get(depthwise_initializer)
@@ -81,16 +75,10 @@ class BaseSeparableConv(Layer):
                                       data_format=tf_data_format(self.data_format, 2), dilations=dilations)
         if self.rank == 1:
             y = array_ops.squeeze(y, [height_axis])
-        if self.bias is not None:
-            y = add_bias(y, self.bias, self.data_format, self.rank)
-        if self.activation is not activations.linear:
-            y = self.activation(y)
-        return y
+        return bias_and_activation(self, y, self.rank)
 
     def compute_output_shape(self, input_shape):
-        lengths = [conv_output_length(n, k, self.padding, s, d) for n, k, s, d in zip(
-            spatial_dims(input_shape, self.data_format), self.kernel_size, self.strides, self.dilation_rate)]
-        return spatial_output_shape(input_shape, self.data_format, self.filters, lengths)
+        return spatial_output_shape(input_shape, self.data_format, self.filters, window_lengths(self, input_shape))
 
     def get_config(self):
         config = super().get_config()

@@ -7,13 +7,12 @@ channel ``c`` (``tf.nn.depthwise_conv2d``).
 from tapeflow.ops import conv_ops
 
 from .. import activations, constraints, initializers, regularizers
-from ..argument_validation import (conv_output_length, standardize_data_format, standardize_padding,
-                                   standardize_tuple, tf_data_format)
+from ..argument_validation import tf_data_format
 from ..input_spec import InputSpec
 from ..layer import Layer, deserialize_nested_objects
 from ..serialization_lib import keras_export, serialize_keras_object
-from .base_conv import add_bias, channel_axis, check_strides_and_dilation, input_channels, spatial_dims, \
-    spatial_output_shape
+from .base_conv import (bias_and_activation, channel_axis, input_channels, set_window, spatial_output_shape,
+                        window_lengths)
 
 
 def check_depth_multiplier(depth_multiplier):
@@ -31,12 +30,7 @@ class DepthwiseConv2D(Layer):
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         check_depth_multiplier(depth_multiplier)
         self.depth_multiplier = depth_multiplier
-        self.kernel_size = standardize_tuple(kernel_size, 2, "kernel_size")
-        self.strides = standardize_tuple(strides, 2, "strides")
-        self.dilation_rate = standardize_tuple(dilation_rate, 2, "dilation_rate")
-        check_strides_and_dilation(self.strides, self.dilation_rate)
-        self.padding = standardize_padding(padding)
-        self.data_format = standardize_data_format(data_format)
+        set_window(self, 2, kernel_size, strides, dilation_rate, padding, data_format)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
         self.depthwise_initializer = initializers.get(depthwise_initializer)
@@ -63,18 +57,12 @@ class DepthwiseConv2D(Layer):
     def call(self, inputs):
         y = conv_ops.depthwise_conv2d(inputs, self.kernel, self.strides, self.padding.upper(),
                                       data_format=tf_data_format(self.data_format, 2), dilations=self.dilation_rate)
-        if self.bias is not None:
-            y = add_bias(y, self.bias, self.data_format, 2)
-        if self.activation is not activations.linear:
-            y = self.activation(y)
-        return y
+        return bias_and_activation(self, y, 2)
 
     def compute_output_shape(self, input_shape):
         channels = input_shape[channel_axis(self.data_format)]
-        lengths = [conv_output_length(n, k, self.padding, s, d) for n, k, s, d in zip(
-            spatial_dims(input_shape, self.data_format), self.kernel_size, self.strides, self.dilation_rate)]
         out_channels = None if channels is None else channels * self.depth_multiplier
-        return spatial_output_shape(input_shape, self.data_format, out_channels, lengths)
+        return spatial_output_shape(input_shape, self.data_format, out_channels, window_lengths(self, input_shape))
 
     def get_config(self):
         config = super().get_config()
