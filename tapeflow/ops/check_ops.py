@@ -9,6 +9,7 @@ import numpy as np
 from ..framework.batching import declare, elementwise
 from ..framework.errors import InvalidArgumentError
 from .common import RegisterGradient, execute, no_gradient, register_op, to_tensor
+from .print_ops import format_tensor
 
 
 @register_op("CheckNumerics", at_trace=lambda x, message: x)
@@ -33,16 +34,10 @@ def check_numerics(tensor, message, name=None):
     return execute("CheckNumerics", (to_tensor(tensor),), {"message": str(message)})
 
 
-def _summary(array, summarize):
-    flat = np.asarray(array).reshape(-1)
-    shown = np.array2string(flat[:summarize], separator=" ")
-    return shown[:-1] + " ...]" if flat.size > summarize else shown
-
-
 @register_op("Assert", num_outputs=-1, at_trace=lambda *tensors, **attrs: ())
 def _assert_fwd(condition, *data, message, summarize):
     if not np.all(condition):
-        shown = "\n".join(_summary(d, summarize) if isinstance(d, np.ndarray) else str(d) for d in data)
+        shown = "\n".join(format_tensor(d, summarize) for d in data)
         raise InvalidArgumentError(f"assertion failed: {message}" + (f"\n{shown}" if shown else ""))
     return ()
 
