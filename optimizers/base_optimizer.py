@@ -25,6 +25,7 @@ import warnings
 
 import numpy as np
 
+from tapeflow.distribute import distribute_lib
 from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow import init_scope
@@ -449,6 +450,7 @@ class Optimizer:
         if graph is not None:
             self._defer_apply(graph, grads, trainable_variables)
             return
+        arrays = distribute_lib.aggregate_gradients(arrays, trainable_variables)  # summed over workers
 
         # Variables marked overwrite_with_gradient take the gradient as their new value.
         kept = []

@@ -10,3 +10,15 @@ from .ops.conv_ops import (conv1d, conv1d_transpose, conv2d, conv2d_transpose, c
                            conv_transpose, convolution, depthwise_conv2d, separable_conv2d)
 from .ops.pooling_ops import (avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, max_pool, max_pool1d,  # noqa: F401
                               max_pool2d, max_pool3d)
+
+
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """The replica's loss scaled for data parallelism (see tapeflow.distribute.losses)."""
+    from .distribute.losses import compute_average_loss as average
+    return average(per_example_loss, sample_weight, global_batch_size)
+
+
+def scale_regularization_loss(regularization_loss):
+    """A regularization loss divided by the number of replicas (see tapeflow.distribute.losses)."""
+    from .distribute.losses import scale_regularization_loss as scale
+    return scale(regularization_loss)

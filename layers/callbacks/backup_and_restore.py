@@ -1,6 +1,8 @@
 """BackupAndRestore: resumes an interrupted fit from its last backup."""
 import os
 
+from tapeflow.distribute import distribute_lib
+
 from ..serialization_lib import keras_export
 from .callback import Callback
 
@@ -49,6 +51,7 @@ class BackupAndRestore(Callback):
             if not (self.double_checkpoint and os.path.exists(self._prev_weights_path)):
                 raise
             self._load(self._prev_weights_path, self._prev_metadata_path)
+        distribute_lib.check_same_on_workers(self.model._initial_epoch or 0, "the epoch to resume from")
 
     def _load(self, weights_path, metadata_path):
         if os.path.exists(weights_path):
@@ -89,6 +92,8 @@ class BackupAndRestore(Callback):
             self._save()
 
     def _save(self):
+        if not distribute_lib.is_chief():  # under a multi-worker strategy, worker 0 writes the backup
+            return
         import json
         import shutil
         from tapeflow.saving.atomic import atomic_file
@@ -105,6 +110,6 @@ class BackupAndRestore(Callback):
                 json.dump({"epoch": self._current_epoch, "batch": self._last_batch_seen}, f)
 
     def on_train_end(self, logs=None):
-        if self.delete_checkpoint and os.path.exists(self.backup_dir):
+        if self.delete_checkpoint and distribute_lib.is_chief() and os.path.exists(self.backup_dir):
             import shutil
             shutil.rmtree(self.backup_dir)

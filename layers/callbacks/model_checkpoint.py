@@ -4,6 +4,8 @@ import warnings
 
 import numpy as np
 
+from tapeflow.distribute import distribute_lib
+
 from ..serialization_lib import keras_export
 from .callback import Callback
 from .monitor_callback import _MonitorMixin
@@ -107,6 +109,8 @@ class ModelCheckpoint(_MonitorMixin, Callback):
         return False
 
     def _save(self, epoch, batch, logs):
+        if not distribute_lib.is_chief():  # under a multi-worker strategy, worker 0 writes the files
+            return
         filepath = self._file_path(epoch, batch, logs)
         if not self._should_save(epoch, logs, filepath):
             return

@@ -14,6 +14,7 @@ from tapeflow.ops import math_ops
 
 from ..utils import tree
 from ..callbacks import CallbackList
+from . import distributed_training
 from .compile_utils import CompileLoss, CompileMetrics
 from .data_adapter import (ArrayDataAdapter, check_data_cardinality, get_data_adapter, is_array_like,
                            pack_x_y_sample_weight, structure_to_arrays, train_validation_split,
@@ -63,6 +64,7 @@ class Trainer:
         d["_run_eagerly"] = False
         d["steps_per_execution"] = 1
         d["jit_compile"] = False
+        d["_distribute_strategy"] = distributed_training.creation_strategy()
 
     # -- compile ----------------------------------------------------------
     def compile(self, optimizer="rmsprop", loss=None, loss_weights=None, metrics=None, weighted_metrics=None,
@@ -165,12 +167,13 @@ class Trainer:
 
     def get_metrics_result(self):
         logs = {}
-        for metric in self.metrics:
-            result = metric.result()
-            if isinstance(result, dict):
-                logs.update(result)
-            else:
-                logs[metric.name] = result
+        with distributed_training.global_metric_state(self.metrics):  # the figures of all workers
+            for metric in self.metrics:
+                result = metric.result()
+                if isinstance(result, dict):
+                    logs.update(result)
+                else:
+                    logs[metric.name] = result
         return pythonify_logs(logs)
 
     def _get_metrics_result_or_logs(self, logs):
@@ -203,7 +206,7 @@ class Trainer:
             total = extra if total is None else math_ops.add(total, extra)
         if total is None:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
-        return total
+        return distributed_training.scale_loss(total)  # this worker's share of the global batch's loss
 
     @property
     def compiled_loss(self):
@@ -236,7 +239,7 @@ class Trainer:
             # As Keras: the logs get the loss, the gradients come from the scaled loss (loss_scale_factor),
             # and the optimizer's apply divides them back.
             scaled_loss = loss if self.optimizer is None else self.optimizer.scale_loss(loss)
-        self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+        self._loss_tracker.update_state(distributed_training.unscale_loss(loss), sample_weight=_batch_size(x))
         variables = self.trainable_weights
         if variables:
             grads = tape.gradient(scaled_loss, variables)
@@ -247,7 +250,7 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
-        self._loss_tracker.update_state(loss, sample_weight=_batch_size(x))
+        self._loss_tracker.update_state(distributed_training.unscale_loss(loss), sample_weight=_batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):
@@ -255,6 +258,7 @@ class Trainer:
         return self(x, training=False)
 
     # -- loops ----------------------------------------------------------------
+    @distributed_training.in_model_scope
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
             validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1):
@@ -280,7 +284,9 @@ class Trainer:
         self._check_before_training(data)
         if val_data is not None:
             self._check_before_training(val_data)
-        callbacks = CallbackList(callbacks, add_history=True, add_progbar=verbose != 0, model=self,
+        data, val_data = distributed_training.shard(data), distributed_training.shard(val_data)
+        callbacks = CallbackList(callbacks, add_history=True,
+                                 add_progbar=verbose != 0 and distributed_training.prints(), model=self,
                                  verbose=verbose, epochs=epochs, steps=data.num_batches)
         self.stop_training = False
         self._initial_epoch = None
@@ -294,10 +300,11 @@ class Trainer:
             callbacks.on_epoch_begin(epoch)
             for step, (bx, by, bsw) in enumerate(data):
                 callbacks.on_train_batch_begin(step)
-                logs = pythonify_logs(self.train_step(pack_x_y_sample_weight(bx, by, bsw)))
+                logs = pythonify_logs(distributed_training.train_step(self, pack_x_y_sample_weight(bx, by, bsw)))
                 callbacks.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break
+            distributed_training.average_non_trainable(self)
             epoch_logs = dict(self._get_metrics_result_or_logs(logs))
             if val_data is not None and _should_validate(epoch, validation_freq):
                 val_logs = self._run_evaluation(val_data, callbacks)
@@ -315,12 +322,13 @@ class Trainer:
         logs = {}
         for step, (bx, by, bsw) in enumerate(data):
             callbacks.on_test_batch_begin(step)
-            logs = pythonify_logs(self.test_step(pack_x_y_sample_weight(bx, by, bsw)))
+            logs = pythonify_logs(distributed_training.test_step(self, pack_x_y_sample_weight(bx, by, bsw)))
             callbacks.on_test_batch_end(step, logs)
         logs = self._get_metrics_result_or_logs(logs)
         callbacks.on_test_end(logs)
         return logs
 
+    @distributed_training.in_model_scope
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
                  callbacks=None, return_dict=False, **kwargs):
         """The loss and metrics on the data: a float, a list ``[loss, *metrics]``, or a dict."""
@@ -329,19 +337,23 @@ class Trainer:
         self._assert_compile_called("evaluate")
         data = get_data_adapter(x, y, sample_weight, batch_size, False, None, steps)
         self._check_before_training(data)
+        data = distributed_training.shard(data)
         verbose = 1 if verbose == "auto" else int(verbose)
-        callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
+        callbacks = CallbackList(callbacks, add_progbar=verbose != 0 and distributed_training.prints(),
+                                 model=self, verbose=verbose, epochs=1,
                                  steps=data.num_batches)
         logs = self._run_evaluation(data, callbacks)
         if return_dict:
             return logs
         return self._flatten_metrics_in_order(logs)
 
+    @distributed_training.in_model_scope
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         """The model's outputs on ``x``, batch by batch, as numpy arrays."""
-        data = get_data_adapter(x, None, None, batch_size, False, None, steps)
+        data = distributed_training.shard(get_data_adapter(x, None, None, batch_size, False, None, steps))
         verbose = 1 if verbose == "auto" else int(verbose)
-        callbacks = CallbackList(callbacks, add_progbar=verbose != 0, model=self, verbose=verbose, epochs=1,
+        callbacks = CallbackList(callbacks, add_progbar=verbose != 0 and distributed_training.prints(),
+                                 model=self, verbose=verbose, epochs=1,
                                  steps=data.num_batches)
         callbacks.on_predict_begin()
         outputs = []
@@ -349,6 +361,7 @@ class Trainer:
             callbacks.on_predict_batch_begin(step)
             out = self.predict_step((bx,))
             out = tree.map_structure(lambda t: np.asarray(getattr(t, "_value", t)), out)
+            out = distributed_training.gather_batch(out)  # the rows of every worker
             outputs.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
         callbacks.on_predict_end()

@@ -38,6 +38,11 @@ def _snapshot(storage):
     return snapshot
 
 
+# Called with each new Variable once it holds its initial value: a tf.distribute scope
+# registers one that makes every worker start from the first worker's value.
+creation_observers = []
+
+
 def assign_shape_error(variable, value_shape):
     """TensorFlow's words for assigning a value of another shape."""
     return ValueError(f"Cannot assign value to variable ' {variable.name}': Shape mismatch.The variable shape "
@@ -74,6 +79,8 @@ class Variable:
         self._shared_name = "Variable" if name is None else str(name)
         self._constraint = constraint
         self._shape = None if shape is None else TensorShape(shape)
+        for observer in creation_observers:
+            observer(self)
 
     # -- storage -----------------------------------------------------------
     def _own(self, array):

@@ -1,0 +1,238 @@
+"""fit / evaluate / predict under a multi-worker strategy (data parallelism), as Keras does under tf.distribute.
+
+The model remembers the strategy whose scope it was created in; its
+``fit``/``evaluate``/``predict`` run inside that scope. Then:
+
+* ``batch_size`` is the global batch: every worker takes its rows of each
+  global batch (``tapeflow.distribute.input_lib.shard_bounds``); shuffling
+  follows one permutation drawn by worker 0 and broadcast.
+* ``compute_loss`` weighs each worker's loss by its share of the global batch
+  (``rows here / rows in the global batch``), so the gradients summed by the
+  optimizer are the gradients of the global batch's loss, even when the last
+  batch does not split evenly.
+* metric results (and the loss tracker) are computed from the metric state
+  summed over the workers: every worker logs the global figures.
+* non-trainable weights updated in the forward pass (BatchNorm moving
+  statistics) are averaged over the workers at the end of every epoch; their
+  update is affine, so this equals averaging them every step.
+* predictions are gathered: every worker gets the whole output.
+
+Only worker 0 draws progress bars and writes checkpoint files.
+"""
+import contextlib
+import functools
+import threading
+
+import numpy as np
+
+from tapeflow.distribute import distribute_lib
+from tapeflow.distribute.collective_backend import SUM
+from tapeflow.distribute.input_lib import batch_rows, shard_bounds
+from tapeflow.distribute.strategy import allgather_concat
+from tapeflow.framework.tensor import Tensor
+from tapeflow.ops import math_ops, random_ops
+
+from ..utils import tree
+from .data_adapter import ArrayDataAdapter, unpack_x_y_sample_weight
+
+_replica = threading.local()   # this worker's share of the global batch being run
+
+
+def creation_strategy():
+    """Recorded by a model at construction: the strategy whose scope it is created in (or None)."""
+    return distribute_lib.scope_strategy()
+
+
+def _active():
+    """The multi-worker strategy in force for this thread (None: one process)."""
+    strategy = distribute_lib.replica_strategy() or distribute_lib.scope_strategy()
+    if strategy is None or strategy.num_replicas_in_sync == 1:
+        return None
+    return strategy
+
+
+def in_model_scope(method):
+    """Runs a model's fit/evaluate/predict inside the scope of the strategy it was created under."""
+    @functools.wraps(method)
+    def wrapper(model, *args, **kwargs):
+        strategy = model.__dict__.get("_distribute_strategy")
+        scope = strategy.scope() if strategy is not None and distribute_lib.scope_strategy() is not strategy \
+            else contextlib.nullcontext()
+        try:
+            with scope:
+                return method(model, *args, **kwargs)
+        finally:
+            _replica.__dict__.pop("share", None)   # the share of the last batch run
+    return wrapper
+
+
+def prints():
+    """Only worker 0 draws progress bars."""
+    return distribute_lib.is_chief()
+
+
+# ---------------------------------------------------------------------- data ---
+def shard(data):
+    """This worker's part of every global batch of a data adapter (the adapter itself on one process)."""
+    strategy = _active()
+    if data is None or strategy is None:
+        return data
+    return _ShardedBatches(data, strategy.extended.backend)
+
+
+class _ShardedBatches:
+    def __init__(self, adapter, backend):
+        self._adapter = adapter
+        self._backend = backend
+        self.num_batches = adapter.num_batches
+        for name in ("num_samples", "x", "y", "sample_weight", "batch_size"):
+            if hasattr(adapter, name):
+                setattr(self, name, getattr(adapter, name))
+
+    def __iter__(self):
+        rank, size = self._backend.rank, self._backend.size
+        source = self._array_batches() if isinstance(self._adapter, ArrayDataAdapter) else self._sliced()
+        for step, (rows, batch) in enumerate(source):
+            if step == 0 and rows < size:
+                raise ValueError(f"The first global batch has {rows} rows, fewer than the {size} workers: every "
+                                 "worker needs data to build its model, metrics and optimizer. Use a larger "
+                                 "`batch_size` (it is the global batch, split between the workers).")
+            start, stop = shard_bounds(rows, rank, size)
+            _replica.share = (stop - start) / rows
+            yield batch
+
+    def _sliced(self):
+        rank, size = self._backend.rank, self._backend.size
+        for batch in self._adapter:
+            rows = batch_rows([leaf for leaf in batch if leaf is not None])
+            start, stop = shard_bounds(rows, rank, size)
+            yield rows, tuple(None if part is None else tree.map_structure(
+                lambda t: Tensor(t._value[start:stop]), part) for part in batch)
+
+    def _array_batches(self):
+        adapter, backend = self._adapter, self._backend
+        n, bs = adapter.num_samples, adapter.batch_size
+        order = None
+        if adapter.shuffle and adapter.shuffle != "batch":
+            order = random_ops.get_global_generator().permutation(n).astype(np.int64) if backend.rank == 0 \
+                else np.empty(n, np.int64)
+            backend.broadcast(order, root=0)
+        for b in range(adapter.num_batches):
+            first, last = b * bs, min(n, (b + 1) * bs)
+            start, stop = shard_bounds(last - first, backend.rank, backend.size)
+            index = slice(first + start, first + stop) if order is None else order[first + start:first + stop]
+
+            def take(a, index=index):
+                return Tensor(a[index])
+            yield last - first, tuple(None if part is None else tree.map_structure(take, part)
+                                      for part in (adapter.x, adapter.y, adapter.sample_weight))
+
+
+# ---------------------------------------------------------------------- loss ---
+def _share():
+    strategy = _active()
+    if strategy is None:
+        return None
+    share = getattr(_replica, "share", None)
+    return 1.0 / strategy.num_replicas_in_sync if share is None else share
+
+
+def scale_loss(loss):
+    """The loss this worker differentiates: its share of the global batch's loss."""
+    share = _share()
+    if share is None or share == 1.0:
+        return loss
+    return math_ops.multiply(loss, Tensor(np.asarray(share, dtype=loss._value.dtype)))
+
+
+def unscale_loss(loss):
+    """The worker's own mean loss again (for the loss tracker, which is summed over workers)."""
+    share = _share()
+    if share is None or share == 1.0:
+        return loss
+    return math_ops.divide(loss, Tensor(np.asarray(share, dtype=loss._value.dtype)))
+
+
+def train_step(model, data):
+    """``model.train_step(data)``; a worker whose shard of a short last batch is empty still joins the
+    step's all-reduce (with zero gradients) so that every worker applies the same update."""
+    if _active() is None or batch_rows(unpack_x_y_sample_weight(data)[0]) > 0:
+        return model.train_step(data)
+    if type(model).train_step is not _default_train_step():
+        raise ValueError("A global batch has fewer rows than there are workers, so this worker's shard is empty, "
+                         "and the model overrides `train_step`. Choose a `batch_size` (and number of samples) "
+                         "that gives every worker at least one row of every batch.")
+    variables = model.trainable_weights
+    if variables:
+        zeros = [np.zeros(tuple(v.shape), v.dtype._np) for v in variables]
+        model.optimizer.apply_gradients(zip(zeros, variables))
+    return model.get_metrics_result()
+
+
+def test_step(model, data):
+    """``model.test_step(data)``; a worker with an empty shard only joins the metric reduction."""
+    if _active() is None or batch_rows(unpack_x_y_sample_weight(data)[0]) > 0:
+        return model.test_step(data)
+    return model.get_metrics_result()
+
+
+def _default_train_step():
+    from .trainer import Trainer
+    return Trainer.train_step
+
+
+# ------------------------------------------------------------------- metrics ---
+@contextlib.contextmanager
+def global_metric_state(metrics):
+    """While open, the metrics' variables hold their sums over the workers (their 'mean'-aggregated
+    ones, the average); the workers' own states come back afterwards."""
+    variables = [v for m in metrics for v in m.variables]
+    strategy = _active() or _strategy_of(variables)
+    if strategy is None or not variables:
+        yield
+        return
+    backend = strategy.extended.backend
+    local = [np.array(v.numpy(), copy=True) for v in variables]
+    summed = distribute_lib.allreduce_arrays(backend, local, SUM)
+    for v, total in zip(variables, summed):
+        if str(getattr(v, "aggregation", "sum")).lower().endswith("mean"):
+            total = total / total.dtype.type(backend.size) if total.dtype.kind in "fc" else total // backend.size
+        v.assign(total)
+    try:
+        yield
+    finally:
+        for v, value in zip(variables, local):
+            v.assign(value)
+
+
+def _strategy_of(variables):
+    strategy = distribute_lib.update_strategy(variables)
+    return None if strategy is None or strategy.num_replicas_in_sync == 1 else strategy
+
+
+# ------------------------------------------------------------------- weights ---
+def average_non_trainable(model):
+    """Averages the floating-point non-trainable weights over the workers; weights equal on every
+    worker keep their exact value (the average is taken as worker 0's value plus the mean difference)."""
+    strategy = _active()
+    if strategy is None:
+        return
+    variables = [v for v in model.non_trainable_weights if v.dtype._np.kind == "f"]
+    if not variables:
+        return
+    backend = strategy.extended.backend
+    values = [np.array(v.numpy(), copy=True) for v in variables]
+    reference = distribute_lib.broadcast_arrays(backend, values, root=0)
+    deltas = distribute_lib.allreduce_arrays(backend, [v - r for v, r in zip(values, reference)], SUM)
+    for variable, r, d in zip(variables, reference, deltas):
+        variable.assign(r + d / d.dtype.type(backend.size))
+
+
+# ------------------------------------------------------------------- predict ---
+def gather_batch(outputs):
+    """Every worker's rows of a predicted batch, in rank order (the whole global batch everywhere)."""
+    strategy = _active()
+    if strategy is None:
+        return outputs
+    backend = strategy.extended.backend
+    return tree.map_structure(lambda a: allgather_concat(backend, np.asarray(a), 0), outputs)

@@ -1,0 +1,84 @@
+"""Horovod-style helpers for hand-written loops, where TensorFlow has no name for them.
+
+They act on the strategy in scope, else on this process's MPI world (a single
+worker when the process was not started by an MPI launcher)::
+
+    import tapeflow.distribute as dist
+    dist.rank(), dist.size()                       # this worker, how many
+    dist.broadcast_variables(model.variables)      # every worker takes worker 0's values
+    g = dist.allreduce(g, op=dist.ReduceOp.MEAN)   # mean of a value over the workers
+"""
+import numpy as np
+
+from tapeflow.framework.tensor import Tensor
+
+from . import distribute_lib
+from .collective_backend import SUM
+from .distribute_lib import ReduceOp
+
+
+def _backend():
+    strategy = distribute_lib.replica_strategy() or distribute_lib.scope_strategy()
+    if strategy is not None:
+        return strategy.extended.backend
+    from .strategy import world_backend
+    return world_backend()
+
+
+def _array(value):
+    if isinstance(value, Tensor):
+        return value._value
+    if hasattr(value, "_as_tensor"):
+        return value.numpy()
+    return np.asarray(value)
+
+
+def rank():
+    """This worker's number, 0 to ``size() - 1``."""
+    return _backend().rank
+
+
+def size():
+    """The number of workers."""
+    return _backend().size
+
+
+def is_chief():
+    """True on worker 0, the one that writes files and prints."""
+    return _backend().rank == 0
+
+
+def allreduce(value, op=ReduceOp.MEAN):
+    """``value`` combined over all workers (MEAN by default, as Horovod); a Tensor on every worker."""
+    backend = _backend()
+    array = np.array(_array(value), copy=True, order="C")
+    backend.allreduce(array, SUM)
+    if op in (ReduceOp.MEAN, "MEAN", "mean"):
+        array = array / array.dtype.type(backend.size) if array.dtype.kind in "fc" else array // backend.size
+    elif op not in (ReduceOp.SUM, "SUM", "sum"):
+        raise ValueError(f"`op` must be ReduceOp.SUM or ReduceOp.MEAN. Received: {op!r}")
+    return Tensor(np.asarray(array))
+
+
+def allgather(value):
+    """Every worker's ``value`` concatenated along the first axis, in rank order (sizes may differ)."""
+    from .strategy import allgather_concat
+    return Tensor(allgather_concat(_backend(), _array(value), 0))
+
+
+def broadcast(value, root_rank=0):
+    """Worker ``root_rank``'s ``value``, on every worker."""
+    return Tensor(distribute_lib.broadcast_arrays(_backend(), [_array(value)], root_rank)[0])
+
+
+def broadcast_variables(variables, root_rank=0):
+    """Assigns worker ``root_rank``'s values to ``variables`` on every worker (one broadcast per dtype)."""
+    variables = list(variables)
+    values = distribute_lib.broadcast_arrays(_backend(), [v.numpy() for v in variables], root_rank)
+    for variable, value in zip(variables, values):
+        variable.assign(value)
+
+
+def barrier():
+    """Returns when every worker has reached it."""
+    _backend().barrier()

@@ -1,0 +1,177 @@
+"""Which strategy is in force, and the two things a strategy does to the rest of tapeflow.
+
+* A variable created inside ``strategy.scope()`` starts, on every worker, from
+  worker 0's value (one broadcast at creation) and remembers its strategy.
+* Gradients applied to such variables are summed over the workers first
+  (``aggregate_gradients``, called by the optimizer): one packed all-reduce
+  per step, TensorFlow's ``apply_gradients`` semantics in a replica context.
+
+Scopes and replica contexts are per thread, as in TensorFlow.
+"""
+import enum
+import threading
+
+import numpy as np
+
+from tapeflow.framework import variables as _variables
+
+from .collective_backend import SUM
+
+
+class ReduceOp(enum.Enum):
+    """How values of the replicas combine: ``tf.distribute.ReduceOp``."""
+    SUM = "SUM"
+    MEAN = "MEAN"
+
+    @staticmethod
+    def from_variable_aggregation(aggregation):
+        return ReduceOp.MEAN if str(aggregation).lower().endswith("mean") else ReduceOp.SUM
+
+
+_local = threading.local()
+
+
+def _scopes():
+    if not hasattr(_local, "scopes"):
+        _local.scopes = []
+        _local.replica = []
+    return _local.scopes
+
+
+def scope_strategy():
+    """The strategy of the innermost ``strategy.scope()`` of this thread, or None."""
+    scopes = _scopes()
+    return scopes[-1] if scopes else None
+
+
+def replica_strategy():
+    """The strategy whose ``run`` is executing the current function, or None."""
+    _scopes()
+    return _local.replica[-1] if _local.replica else None
+
+
+def enter_scope(strategy):
+    current = scope_strategy()
+    if current is not None and current is not strategy and not getattr(current, "_is_default", False):
+        raise ValueError("Mixing different tf.distribute.Strategy objects: a scope of "
+                         f"{type(current).__name__} is already open; close it before entering "
+                         f"{type(strategy).__name__}'s scope.")
+    if _on_variable_created not in _variables.creation_observers:
+        _variables.creation_observers.append(_on_variable_created)
+    _scopes().append(strategy)
+
+
+def exit_scope(strategy):
+    scopes = _scopes()
+    if not scopes or scopes[-1] is not strategy:
+        raise RuntimeError("tf.distribute scopes must be closed in the order they were opened.")
+    scopes.pop()
+
+
+def enter_replica(strategy):
+    _scopes()
+    _local.replica.append(strategy)
+
+
+def exit_replica(strategy):
+    _local.replica.pop()
+
+
+def is_chief():
+    """True on the worker that writes files and prints (rank 0); True when not distributed."""
+    strategy = replica_strategy() or scope_strategy()
+    return strategy is None or strategy.extended.backend.rank == 0
+
+
+# ----------------------------------------------------------------- variables ---
+def variable_strategy(variable):
+    return getattr(getattr(variable, "_parent", variable), "_distribute_strategy", None)
+
+
+def _on_variable_created(variable):
+    strategy = scope_strategy()
+    if strategy is None or getattr(strategy, "_is_default", False):
+        return
+    variable._distribute_strategy = strategy
+    backend = strategy.extended.backend
+    if backend.size > 1:
+        storage = variable._write_inplace()
+        if storage.dtype.kind not in "biufc":
+            raise TypeError(f"Cannot create variable '{variable._shared_name}' of dtype {storage.dtype} inside "
+                            f"{type(strategy).__name__}.scope(): only numeric and boolean variables can be "
+                            "synchronized between workers.")
+        backend.broadcast(storage.view(np.uint8) if storage.dtype.kind == "b" else storage, root=0)
+
+
+# ----------------------------------------------------------------- gradients ---
+def update_strategy(variables):
+    """The strategy that owns an update of ``variables``: the one running the replica function,
+    else the one the variables were created under (None: a plain local update)."""
+    strategy = replica_strategy()
+    if strategy is not None:
+        return strategy
+    found = {id(s): s for s in map(variable_strategy, variables) if s is not None}
+    if len(found) > 1:
+        raise ValueError("The variables being updated were created under different tf.distribute strategies; "
+                         "create the model and its optimizer inside one `strategy.scope()`.")
+    return next(iter(found.values()), None)
+
+
+def aggregate_gradients(grads, variables):
+    """The gradients summed over all workers when the variables are distributed (one all-reduce per
+    dtype, all gradients packed in one flat buffer), else ``grads`` as they are. None stays None."""
+    strategy = update_strategy(variables)
+    if strategy is None or strategy.num_replicas_in_sync == 1:
+        return grads
+    return allreduce_arrays(strategy.extended.backend, grads, SUM)
+
+
+def allreduce_arrays(backend, arrays, op=SUM):
+    """``arrays`` (numpy, or None) reduced over the workers: one collective per dtype on a packed buffer."""
+    out = list(arrays)
+    groups = {}
+    for i, a in enumerate(out):
+        if a is not None:
+            groups.setdefault(np.asarray(a).dtype, []).append(i)
+    for dtype, indices in groups.items():
+        flat = np.concatenate([np.asarray(out[i]).reshape(-1) for i in indices]) if len(indices) > 1 \
+            else np.array(np.asarray(out[indices[0]]).reshape(-1), copy=True)
+        backend.allreduce(flat, op)
+        offset = 0
+        for i in indices:
+            shape = np.shape(out[i])
+            n = int(np.prod(shape, dtype=np.int64))
+            out[i] = flat[offset:offset + n].reshape(shape)
+            offset += n
+    return out
+
+
+def broadcast_arrays(backend, arrays, root=0):
+    """Copies of ``arrays`` holding worker ``root``'s values (one broadcast per dtype)."""
+    out = [np.asarray(a) for a in arrays]
+    groups = {}
+    for i, a in enumerate(out):
+        groups.setdefault(a.dtype, []).append(i)
+    for dtype, indices in groups.items():
+        flat = np.concatenate([out[i].reshape(-1) for i in indices]) if indices else np.empty(0, dtype)
+        if flat.dtype.kind not in "biufc":
+            raise TypeError(f"Cannot broadcast values of dtype {flat.dtype} between workers.")
+        backend.broadcast(flat.view(np.uint8) if flat.dtype.kind == "b" else flat, root=root)
+        offset = 0
+        for i in indices:
+            n = out[i].size
+            out[i] = flat[offset:offset + n].reshape(out[i].shape)
+            offset += n
+    return out
+
+
+def check_same_on_workers(value, what):
+    """Raises on every worker when the integer ``value`` differs between workers (e.g. the epoch a
+    backup resumes from: a worker that cannot see the backup directory would start over)."""
+    strategy = replica_strategy() or scope_strategy()
+    if strategy is None or strategy.num_replicas_in_sync == 1:
+        return
+    values = strategy.extended.backend.allgather(np.array([value], np.int64))[:, 0].tolist()
+    if len(set(values)) > 1:
+        raise RuntimeError(f"The workers disagree on {what}: {values} (by rank). Every worker must see the same "
+                           "files: put them on a file system shared by all workers.")

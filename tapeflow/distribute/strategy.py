@@ -1,0 +1,245 @@
+"""tf.distribute strategies: one replica per process, the processes joined by a collective backend.
+
+``MultiWorkerMirroredStrategy`` is data parallelism over the workers an MPI
+launcher started; ``MirroredStrategy`` and the default strategy are one
+process (a host's CPU cores already serve every op of the one replica).
+"""
+import contextlib
+
+import numpy as np
+
+from tapeflow.framework import nest
+from tapeflow.framework.tensor import Tensor
+
+from . import distribute_lib
+from .cluster_resolver import MPIClusterResolver
+from .collective_backend import SUM, LocalBackend
+from .distribute_lib import ReduceOp
+from .input_lib import DatasetsFromFunction, DistributedDataset
+
+
+def _to_numpy(value):
+    if isinstance(value, Tensor):
+        return value._value
+    if hasattr(value, "_as_tensor"):
+        return value.numpy()
+    return np.asarray(value)
+
+
+def _check_reduce_op(reduce_op):
+    if isinstance(reduce_op, str):
+        try:
+            return ReduceOp[reduce_op.upper()]
+        except KeyError:
+            pass
+    if not isinstance(reduce_op, ReduceOp):
+        raise ValueError(f"`reduce_op` must be tf.distribute.ReduceOp.SUM or .MEAN (or 'SUM'/'MEAN'). "
+                         f"Received: {reduce_op!r}")
+    return reduce_op
+
+
+class StrategyExtended:
+    """``strategy.extended``: the backend and the chief's duties."""
+
+    def __init__(self, strategy, backend):
+        self._strategy = strategy
+        self.backend = backend
+
+    @property
+    def should_checkpoint(self):
+        return self.backend.rank == 0
+
+    @property
+    def should_save_summary(self):
+        return self.backend.rank == 0
+
+    @property
+    def should_init(self):
+        return True
+
+    @property
+    def experimental_between_graph(self):
+        return self.backend.size > 1
+
+
+class ReplicaContext:
+    """``tf.distribute.get_replica_context()`` inside ``strategy.run``."""
+
+    def __init__(self, strategy):
+        self.strategy = strategy
+
+    @property
+    def num_replicas_in_sync(self):
+        return self.strategy.num_replicas_in_sync
+
+    @property
+    def replica_id_in_sync_group(self):
+        return self.strategy.extended.backend.rank
+
+    def all_reduce(self, reduce_op, value, options=None):
+        """``value`` (a tensor or nest of them) combined over all replicas; every replica gets the result.
+        Not differentiable (use it on values, e.g. losses for logging, not inside a tape)."""
+        reduce_op = _check_reduce_op(reduce_op)
+        leaves = nest.flatten(value)
+        arrays = distribute_lib.allreduce_arrays(self.strategy.extended.backend,
+                                                 [_to_numpy(v) for v in leaves], SUM)
+        if reduce_op is ReduceOp.MEAN:
+            arrays = [a / a.dtype.type(self.num_replicas_in_sync) if a.dtype.kind in "fc" else
+                      a // self.num_replicas_in_sync for a in arrays]
+        return nest.pack_sequence_as(value, [Tensor(a) for a in arrays])
+
+    def merge_call(self, merge_fn, args=(), kwargs=None):
+        return merge_fn(self.strategy, *args, **(kwargs or {}))
+
+
+class Strategy:
+    """The TensorFlow 2 ``tf.distribute.Strategy`` API over one replica per process."""
+
+    _is_default = False
+
+    def __init__(self, backend=None):
+        self._extended = StrategyExtended(self, backend or LocalBackend())
+        self._cluster_resolver = MPIClusterResolver(self._extended.backend.rank, self._extended.backend.size) \
+            if not self._is_default else None
+
+    @property
+    def extended(self):
+        return self._extended
+
+    @property
+    def cluster_resolver(self):
+        return self._cluster_resolver
+
+    @property
+    def num_replicas_in_sync(self):
+        return self._extended.backend.size
+
+    @contextlib.contextmanager
+    def scope(self):
+        """Variables created inside start from worker 0's values on every worker, and their gradients are
+        summed over the workers when an optimizer applies them."""
+        distribute_lib.enter_scope(self)
+        try:
+            yield self
+        finally:
+            distribute_lib.exit_scope(self)
+
+    def run(self, fn, args=(), kwargs=None, options=None):
+        """Runs ``fn(*args, **kwargs)`` as this worker's replica (inside the scope, in a replica context)."""
+        with self.scope():
+            distribute_lib.enter_replica(self)
+            try:
+                return fn(*args, **(kwargs or {}))
+            finally:
+                distribute_lib.exit_replica(self)
+
+    def reduce(self, reduce_op, value, axis=None):
+        """Combines the replicas' ``value`` into one (a Tensor on every worker). With ``axis``, the values
+        are first reduced along that axis, and MEAN divides by the global number of elements along it."""
+        reduce_op = _check_reduce_op(reduce_op)
+        leaves = [_to_numpy(v) for v in nest.flatten(value)]
+        counts = []
+        if axis is not None:
+            counts = [np.asarray(a.shape[axis], dtype=np.float64) for a in leaves]
+            leaves = [np.sum(a, axis=axis) for a in leaves]
+        reduced = distribute_lib.allreduce_arrays(self._extended.backend, leaves + counts, SUM)
+        out = reduced[:len(leaves)]
+        if reduce_op is ReduceOp.MEAN:
+            divisors = reduced[len(leaves):] if axis is not None else [self.num_replicas_in_sync] * len(out)
+            out = [(a / np.asarray(d, dtype=a.dtype)) if a.dtype.kind in "fc" else a // int(d)
+                   for a, d in zip(out, divisors)]
+        return nest.pack_sequence_as(value, [Tensor(np.asarray(a)) for a in out])
+
+    def gather(self, value, axis=0):
+        """The replicas' values concatenated along ``axis`` (their sizes along it may differ)."""
+        backend = self._extended.backend
+        leaves = [_to_numpy(v) for v in nest.flatten(value)]
+        return nest.pack_sequence_as(value, [Tensor(allgather_concat(backend, a, axis)) for a in leaves])
+
+    def experimental_local_results(self, value):
+        return (value,)
+
+    def experimental_distribute_dataset(self, dataset, options=None):
+        """Each worker iterates its shard of every global batch of ``dataset``."""
+        return DistributedDataset(dataset, self)
+
+    def distribute_datasets_from_function(self, dataset_fn, options=None):
+        """``dataset_fn(input_context)`` builds this worker's dataset (already per-replica batches)."""
+        return DatasetsFromFunction(dataset_fn, self)
+
+    experimental_distribute_datasets_from_function = distribute_datasets_from_function
+
+    def __repr__(self):
+        backend = self._extended.backend
+        return f"<{type(self).__name__} worker {backend.rank} of {backend.size}>"
+
+
+def allgather_concat(backend, array, axis=0):
+    """Every worker's ``array`` concatenated along ``axis`` in rank order (sizes along ``axis`` may differ)."""
+    array = np.ascontiguousarray(np.moveaxis(array, axis, 0))
+    sizes = backend.allgather(np.array([array.shape[0]], np.int64))[:, 0]
+    padded = np.zeros((int(sizes.max()),) + array.shape[1:], array.dtype)
+    padded[:array.shape[0]] = array
+    rows = backend.allgather(padded)
+    out = np.concatenate([rows[r, :int(n)] for r, n in enumerate(sizes)], axis=0)
+    return np.moveaxis(out, 0, axis)
+
+
+_WORLD = {}
+
+
+def world_backend():
+    """This process's MPI world (one per process), or a single worker when mpi4py is missing and no
+    launcher started several."""
+    if "backend" not in _WORLD:
+        try:
+            from .mpi_backend import MPIBackend
+            _WORLD["backend"] = MPIBackend()
+        except ImportError:
+            if _launched_workers() > 1:
+                raise
+            _WORLD["backend"] = LocalBackend()
+    return _WORLD["backend"]
+
+
+def _launched_workers():
+    import os
+    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_SIZE"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return 1
+
+
+class MultiWorkerMirroredStrategy(Strategy):
+    """Synchronous data parallelism over the processes of an MPI job (``mpiexec -n N python train.py``).
+
+    Every worker holds a full copy of the variables; each step, each worker runs its shard of the
+    global batch and the gradients are summed over the workers (one all-reduce) before every copy
+    applies the same update.
+    """
+
+    def __init__(self, cluster_resolver=None, communication_options=None):
+        super().__init__(world_backend())
+        if cluster_resolver is not None:
+            if getattr(cluster_resolver, "task_id", self._cluster_resolver.task_id) != self._cluster_resolver.task_id:
+                raise ValueError(f"The cluster_resolver says task_id={cluster_resolver.task_id}, but the MPI launcher "
+                                 f"made this process rank {self._cluster_resolver.task_id}.")
+            self._cluster_resolver = cluster_resolver
+
+
+class MirroredStrategy(Strategy):
+    """One replica on this host (``devices`` are accepted; the CPU runs every op of the replica)."""
+
+    def __init__(self, devices=None, cross_device_ops=None):
+        super().__init__(LocalBackend())
+
+
+class _DefaultStrategy(Strategy):
+    _is_default = True
+
+    @contextlib.contextmanager
+    def scope(self):
+        yield self
+
+
+_DEFAULT = _DefaultStrategy()

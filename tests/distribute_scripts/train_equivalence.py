@@ -1,0 +1,104 @@
+"""Trains the same small models with model.fit and with a GradientTape loop under strategy.run.
+
+``python train_equivalence.py OUT --reference``: one process, no strategy, over the global batches.
+``mpiexec -n N python train_equivalence.py OUT``: N workers under MultiWorkerMirroredStrategy.
+Each worker writes ``OUT/rank<r>.npz`` (weights, logs, evaluation, predictions); worker 0 alone should
+write the checkpoint files it is asked to (they are named after the worker that wrote them).
+"""
+import contextlib
+import os
+import sys
+
+import numpy as np
+
+import tapeflow as tf
+
+GLOBAL_BATCH = 10
+SAMPLES = 33          # 3 full global batches and a last one of 3 rows (uneven on 2 and on 4 workers)
+
+
+def data():
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(SAMPLES, 6)).astype(np.float32)
+    y = rng.integers(0, 3, size=SAMPLES)
+    return x, y
+
+
+def mlp():
+    return tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(8, activation="relu"),
+                                tf.keras.layers.Dense(3)])
+
+
+def run_fit(scope, out, rank, results):
+    x, y = data()
+    tf.keras.utils.set_random_seed(1)
+    with scope():
+        model = mlp()
+        model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
+                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["sparse_categorical_accuracy"])
+    checkpoint = tf.keras.callbacks.ModelCheckpoint(os.path.join(out, f"written-by-rank{rank}.weights.h5"),
+                                                    save_weights_only=True)
+    history = model.fit(x, y, batch_size=GLOBAL_BATCH, epochs=2, shuffle=True, verbose=1,
+                        validation_data=(x[:15], y[:15]), callbacks=[checkpoint])
+    for key, values in history.history.items():
+        results["fit_history_" + key] = np.asarray(values)
+    for i, w in enumerate(model.weights):
+        results[f"fit_weight_{i}"] = w.numpy()
+    results["evaluate"] = np.asarray(model.evaluate(x, y, batch_size=7, verbose=0))
+    results["predict"] = model.predict(x, batch_size=8, verbose=0)
+
+
+def run_custom_loop(strategy, out, rank, results):
+    x, y = data()
+    tf.keras.utils.set_random_seed(2)
+    scope = strategy.scope if strategy is not None else contextlib.nullcontext
+    with scope():
+        model = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(5, activation="tanh"),
+                                     tf.keras.layers.Dense(3)])
+        optimizer = tf.keras.optimizers.SGD(0.1, momentum=0.9)
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH)
+
+    def step(inputs):
+        bx, by = inputs
+        with tf.GradientTape() as tape:
+            per_example = loss_object(by, model(bx, training=True))
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=tf.shape(per_example)[0] * 0
+                                              + batch_rows[0])
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    losses = []
+    for epoch in range(2):
+        batches = strategy.experimental_distribute_dataset(dataset) if strategy is not None else dataset
+        for global_batch, batch in zip(dataset, batches):
+            batch_rows = [int(global_batch[0].shape[0])]
+            if strategy is not None:
+                per_replica = strategy.run(step, args=(batch,))
+                losses.append(float(strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)))
+            else:
+                losses.append(float(step(batch)))
+    results["loop_losses"] = np.asarray(losses)
+    for i, w in enumerate(model.weights):
+        results[f"loop_weight_{i}"] = w.numpy()
+
+
+def main(out, reference):
+    results = {}
+    if reference:
+        strategy, rank = None, 0
+        scope = contextlib.nullcontext
+    else:
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        rank = strategy.cluster_resolver.task_id
+        scope = strategy.scope
+        results["num_replicas"] = np.asarray(strategy.num_replicas_in_sync)
+    run_fit(scope, out, rank, results)
+    run_custom_loop(strategy, out, rank, results)
+    np.savez(os.path.join(out, f"rank{rank}.npz" if not reference else "reference.npz"), **results)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], "--reference" in sys.argv[2:])
