@@ -48,24 +48,68 @@ def run_fit(scope, out, rank, results):
     results["evaluate"] = np.asarray(model.evaluate(x, y, batch_size=7, verbose=0))
     results["predict"] = model.predict(x, batch_size=8, verbose=0)
 
+    tf.keras.utils.set_random_seed(3)
+    with scope():
+        model = mlp()
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.05, momentum=0.9),
+                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH)
+    history = model.fit(dataset, epochs=2, verbose=0)
+    results["dataset_fit_loss"] = np.asarray(history.history["loss"])
+    for i, w in enumerate(model.weights):
+        results[f"dataset_fit_weight_{i}"] = w.numpy()
 
-def run_custom_loop(strategy, out, rank, results):
+
+def run_batchnorm(scope, results):
+    """BatchNorm normalizes each worker's shard by its own statistics (as TensorFlow's does), so only
+    the agreement of the workers is checked: its moving statistics are averaged at every epoch end."""
+    x, y = data()
+    tf.keras.utils.set_random_seed(4)
+    with scope():
+        model = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(8),
+                                     tf.keras.layers.BatchNormalization(), tf.keras.layers.Dense(3)])
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    model.fit(x, y, batch_size=GLOBAL_BATCH, epochs=1, verbose=0)
+    for i, w in enumerate(model.weights):
+        results[f"bn_weight_{i}"] = w.numpy()
+
+
+def check_collectives(strategy, results):
+    backend = strategy.extended.backend
+    rank, size = backend.rank, backend.size
+    results["allgather"] = backend.allgather(np.array([10 * rank + 1, rank], np.int64))
+    results["reduce_scatter"] = backend.reduce_scatter(np.arange(3 * size, dtype=np.float64) * (rank + 1))
+    results["broadcast"] = backend.broadcast(np.full(3, rank, np.float32), root=size - 1)
+    results["hvd_allreduce_mean"] = tf.distribute.allreduce(tf.constant([rank + 1.0, 2.0])).numpy()
+    results["hvd_allgather"] = tf.distribute.allgather(np.arange(rank + 1, dtype=np.int32)).numpy()
+    variable = tf.Variable([float(rank), 1.0 + rank])          # created outside any scope: differs per worker
+    tf.distribute.broadcast_variables([variable], root_rank=0)
+    results["broadcast_variables"] = variable.numpy()
+    results["strategy_gather"] = strategy.gather(tf.constant(np.full((rank + 1, 2), rank, np.float32)), 0).numpy()
+    mean_rank = strategy.run(lambda: tf.distribute.get_replica_context().all_reduce(
+        tf.distribute.ReduceOp.MEAN, tf.constant(float(rank))))
+    results["replica_all_reduce_mean"] = mean_rank.numpy()
+    values = tf.constant(np.arange(rank + 1, dtype=np.float32) + 10 * rank)
+    results["reduce_mean_axis0"] = strategy.reduce(tf.distribute.ReduceOp.MEAN, values, axis=0).numpy()
+    tf.distribute.barrier()
+
+
+def run_custom_loop(strategy, results, make_optimizer, tag):
     x, y = data()
     tf.keras.utils.set_random_seed(2)
     scope = strategy.scope if strategy is not None else contextlib.nullcontext
     with scope():
         model = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(5, activation="tanh"),
                                      tf.keras.layers.Dense(3)])
-        optimizer = tf.keras.optimizers.SGD(0.1, momentum=0.9)
+        optimizer = make_optimizer()
         loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH)
 
-    def step(inputs):
+    def step(inputs, global_batch_size):
         bx, by = inputs
         with tf.GradientTape() as tape:
             per_example = loss_object(by, model(bx, training=True))
-            loss = tf.nn.compute_average_loss(per_example, global_batch_size=tf.shape(per_example)[0] * 0
-                                              + batch_rows[0])
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=global_batch_size)
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss
@@ -74,15 +118,15 @@ def run_custom_loop(strategy, out, rank, results):
     for epoch in range(2):
         batches = strategy.experimental_distribute_dataset(dataset) if strategy is not None else dataset
         for global_batch, batch in zip(dataset, batches):
-            batch_rows = [int(global_batch[0].shape[0])]
+            rows = int(global_batch[0].shape[0])   # the last global batch is short
             if strategy is not None:
-                per_replica = strategy.run(step, args=(batch,))
+                per_replica = strategy.run(step, args=(batch, rows))
                 losses.append(float(strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)))
             else:
-                losses.append(float(step(batch)))
-    results["loop_losses"] = np.asarray(losses)
+                losses.append(float(step(batch, rows)))
+    results[f"{tag}_losses"] = np.asarray(losses)
     for i, w in enumerate(model.weights):
-        results[f"loop_weight_{i}"] = w.numpy()
+        results[f"{tag}_weight_{i}"] = w.numpy()
 
 
 def main(out, reference):
@@ -96,7 +140,11 @@ def main(out, reference):
         scope = strategy.scope
         results["num_replicas"] = np.asarray(strategy.num_replicas_in_sync)
     run_fit(scope, out, rank, results)
-    run_custom_loop(strategy, out, rank, results)
+    run_custom_loop(strategy, results, lambda: tf.keras.optimizers.SGD(0.1, momentum=0.9), "loop_sgd")
+    run_custom_loop(strategy, results, lambda: tf.keras.optimizers.Adam(0.02), "loop_adam")
+    if strategy is not None:
+        run_batchnorm(scope, results)
+        check_collectives(strategy, results)
     np.savez(os.path.join(out, f"rank{rank}.npz" if not reference else "reference.npz"), **results)
 
 
