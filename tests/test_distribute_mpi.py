@@ -116,12 +116,13 @@ def reference_resume(tmp_path_factory):
 @pytest.mark.parametrize("how", ["raise", "kill"])
 def test_a_failed_worker_ends_the_job_and_backup_and_restore_resumes_it(how, tmp_path, reference_resume):
     failed = mpiexec(2, "resume_after_failure.py", str(tmp_path), how)   # the timeout catches a hang
-    assert failed.returncode != 0
+    output = failed.stdout + failed.stderr
+    assert failed.returncode != 0, output[-3000:]
     if how == "raise":
-        assert "RuntimeError: worker 1 fails on purpose" in failed.stdout + failed.stderr
-        assert "aborting the whole MPI job" in failed.stdout + failed.stderr
+        assert "RuntimeError: worker 1 fails on purpose" in output, output[-3000:]
+        assert "aborting the whole MPI job" in output, output[-3000:]
     else:
-        assert "signal 9" in failed.stdout + failed.stderr or "Killed" in failed.stdout + failed.stderr
+        assert "signal 9" in output or "Killed" in output, output[-3000:]
     assert not any(tmp_path.glob(f"{how}-rank*.npz"))        # nobody finished
     assert (tmp_path / "backup" / "training_metadata.json").exists()
 
@@ -129,7 +130,7 @@ def test_a_failed_worker_ends_the_job_and_backup_and_restore_resumes_it(how, tmp
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     ranks = [dict(np.load(tmp_path / f"resume-rank{r}.npz")) for r in range(2)]
     for r in ranks:
-        np.testing.assert_array_equal(r["epochs"], [2, 3])     # epochs 0 and 1 came from the backup
+        np.testing.assert_array_equal(r["epochs"], [2, 3], err_msg=output[-3000:])   # 0 and 1 came from the backup
         for key in (k for k in reference_resume if k.startswith("weight_")):
             np.testing.assert_allclose(r[key], reference_resume[key], rtol=2e-5, atol=2e-6, err_msg=key)
             np.testing.assert_array_equal(r[key], ranks[0][key])
