@@ -185,3 +185,25 @@ def test_distributed_dataset_on_one_replica_yields_whole_batches():
         assert (context.num_input_pipelines, context.input_pipeline_id) == (1, 0)
         return tf.data.Dataset.from_tensor_slices(np.arange(4.0)).batch(context.get_per_replica_batch_size(2))
     assert [b.numpy().tolist() for b in strategy.distribute_datasets_from_function(dataset_fn)] == [[0, 1], [2, 3]]
+
+
+class _TwoWorkersInOne(LocalBackend):
+    """Collectives of two workers that hold the same values (sums double), run in this one process."""
+    size = 2
+
+    def allreduce(self, buffer, op="sum"):
+        buffer *= 2
+        return buffer
+
+
+def test_updating_a_variable_created_outside_the_scope_is_refused():
+    strategy = tf.distribute.Strategy(_TwoWorkersInOne())
+    outside = tf.Variable([1.0, 2.0], name="outside")
+    with strategy.scope():
+        inside = tf.Variable([1.0, 2.0])
+        optimizer = tf.keras.optimizers.SGD(0.5)
+        optimizer.apply_gradients([(tf.constant([1.0, 1.0]), inside)])
+        np.testing.assert_allclose(inside.numpy(), [0.0, 1.0])       # the summed gradient, 2.0 each
+        with pytest.raises(ValueError, match="Variable 'outside.*' was not created inside the scope"):
+            tf.keras.optimizers.SGD(0.5).apply_gradients([(tf.constant([1.0, 1.0]), outside)])
+    np.testing.assert_array_equal(outside.numpy(), [1.0, 2.0])

@@ -129,25 +129,26 @@ class _ShardedBatches:
 
 
 # ---------------------------------------------------------------------- loss ---
-def _share():
-    strategy = _active()
-    if strategy is None:
+def _share(model):
+    strategy = _active() or model.__dict__.get("_distribute_strategy")
+    if strategy is None or strategy.num_replicas_in_sync == 1:
         return None
     share = getattr(_replica, "share", None)
     return 1.0 / strategy.num_replicas_in_sync if share is None else share
 
 
-def scale_loss(loss):
-    """The loss this worker differentiates: its share of the global batch's loss."""
-    share = _share()
+def scale_loss(model, loss):
+    """The loss this worker differentiates: its share of the global batch's loss (outside fit, where
+    each worker brings a batch of its own, 1 / number of workers, as Keras)."""
+    share = _share(model)
     if share is None or share == 1.0:
         return loss
     return math_ops.multiply(loss, Tensor(np.asarray(share, dtype=loss._value.dtype)))
 
 
-def unscale_loss(loss):
-    """The worker's own mean loss again (for the loss tracker, which is summed over workers)."""
-    share = _share()
+def unscale_loss(model, loss):
+    """The worker's own mean loss again (for the loss tracker, whose state is summed over workers)."""
+    share = _share(model)
     if share is None or share == 1.0:
         return loss
     return math_ops.divide(loss, Tensor(np.asarray(share, dtype=loss._value.dtype)))
@@ -187,7 +188,9 @@ def global_metric_state(metrics):
     """While open, the metrics' variables hold their sums over the workers (their 'mean'-aggregated
     ones, the average); the workers' own states come back afterwards."""
     variables = [v for m in metrics for v in m.variables]
-    strategy = _active() or _strategy_of(variables)
+    strategy = _active() or next(filter(None, map(distribute_lib.variable_strategy, variables)), None)
+    if strategy is not None and strategy.num_replicas_in_sync == 1:
+        strategy = None
     if strategy is None or not variables:
         yield
         return
@@ -203,11 +206,6 @@ def global_metric_state(metrics):
     finally:
         for v, value in zip(variables, local):
             v.assign(value)
-
-
-def _strategy_of(variables):
-    strategy = distribute_lib.update_strategy(variables)
-    return None if strategy is None or strategy.num_replicas_in_sync == 1 else strategy
 
 
 # ------------------------------------------------------------------- weights ---

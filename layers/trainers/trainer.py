@@ -206,7 +206,7 @@ class Trainer:
             total = extra if total is None else math_ops.add(total, extra)
         if total is None:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
-        return distributed_training.scale_loss(total)  # this worker's share of the global batch's loss
+        return distributed_training.scale_loss(self, total)  # this worker's share of the global batch's loss
 
     @property
     def compiled_loss(self):
@@ -239,7 +239,7 @@ class Trainer:
             # As Keras: the logs get the loss, the gradients come from the scaled loss (loss_scale_factor),
             # and the optimizer's apply divides them back.
             scaled_loss = loss if self.optimizer is None else self.optimizer.scale_loss(loss)
-        self._loss_tracker.update_state(distributed_training.unscale_loss(loss), sample_weight=_batch_size(x))
+        self._loss_tracker.update_state(distributed_training.unscale_loss(self, loss), sample_weight=_batch_size(x))
         variables = self.trainable_weights
         if variables:
             grads = tape.gradient(scaled_loss, variables)
@@ -250,7 +250,7 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
-        self._loss_tracker.update_state(distributed_training.unscale_loss(loss), sample_weight=_batch_size(x))
+        self._loss_tracker.update_state(distributed_training.unscale_loss(self, loss), sample_weight=_batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
     def predict_step(self, data):

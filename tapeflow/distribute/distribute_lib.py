@@ -105,16 +105,27 @@ def _on_variable_created(variable):
 
 # ----------------------------------------------------------------- gradients ---
 def update_strategy(variables):
-    """The strategy that owns an update of ``variables``: the one running the replica function,
-    else the one the variables were created under (None: a plain local update)."""
-    strategy = replica_strategy()
-    if strategy is not None:
-        return strategy
-    found = {id(s): s for s in map(variable_strategy, variables) if s is not None}
-    if len(found) > 1:
-        raise ValueError("The variables being updated were created under different tf.distribute strategies; "
-                         "create the model and its optimizer inside one `strategy.scope()`.")
-    return next(iter(found.values()), None)
+    """The strategy that owns an update of ``variables``: the one running the replica function, else
+    the one whose scope is open, else the one the variables were created under (None: a local update).
+
+    A multi-worker update of a variable created outside that strategy's scope is refused: nothing made
+    its value the same on every worker, and summed gradients would then move diverging copies."""
+    strategy = replica_strategy() or scope_strategy()
+    if strategy is None:
+        found = {id(s): s for s in map(variable_strategy, variables) if s is not None}
+        if len(found) > 1:
+            raise ValueError("The variables being updated were created under different tf.distribute "
+                             "strategies; create the model and its optimizer inside one `strategy.scope()`.")
+        strategy = next(iter(found.values()), None)
+    if strategy is not None and strategy.num_replicas_in_sync > 1:
+        strays = [v for v in variables if variable_strategy(v) is not strategy]
+        if strays:
+            name = getattr(strays[0], "path", None) or getattr(strays[0], "name", "?")
+            more = f" (and {len(strays) - 1} other variables)" if len(strays) > 1 else ""
+            raise ValueError(f"Variable '{name}'{more} was not created inside the scope of the "
+                             f"{type(strategy).__name__} that updates it, so its value may differ between "
+                             "workers. Create the model (and its optimizer) inside `with strategy.scope():`.")
+    return strategy
 
 
 def aggregate_gradients(grads, variables):

@@ -9,6 +9,7 @@ A worker that dies of an uncaught exception ends the whole job through
 for it forever.
 """
 import sys
+import time
 
 import numpy as np
 
@@ -84,6 +85,7 @@ def _abort_job_on_uncaught_exception(backend):
                          f"{kind.__name__}; aborting the whole MPI job so that the other workers do not wait "
                          "for it.\n")
         sys.stderr.flush()
+        time.sleep(0.3)   # the launcher forwards our output asynchronously; MPI_Abort would cut it short
         backend.abort(1)
 
     excepthook._tapeflow_aborts = True
