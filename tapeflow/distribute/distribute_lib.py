@@ -23,10 +23,6 @@ class ReduceOp(enum.Enum):
     SUM = "SUM"
     MEAN = "MEAN"
 
-    @staticmethod
-    def from_variable_aggregation(aggregation):
-        return ReduceOp.MEAN if str(aggregation).lower().endswith("mean") else ReduceOp.SUM
-
 
 _local = threading.local()
 

@@ -204,7 +204,7 @@ def world_backend():
 
 def _launched_workers():
     import os
-    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MPI_LOCALNRANKS", "PMIX_SIZE"):
+    for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS"):
         if os.environ.get(name, "").isdigit():
             return int(os.environ[name])
     return 1
