@@ -43,4 +43,9 @@ def main(epochs=10, global_batch_size=64, save_dir=os.path.join(HERE, "output"))
 
 
 if __name__ == "__main__":
-    main()
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--save-dir", default=os.path.join(HERE, "output"))
+    arguments = parser.parse_args()
+    main(epochs=arguments.epochs, save_dir=arguments.save_dir)

@@ -135,3 +135,14 @@ def test_a_failed_worker_ends_the_job_and_backup_and_restore_resumes_it(how, tmp
             np.testing.assert_allclose(r[key], reference_resume[key], rtol=2e-5, atol=2e-6, err_msg=key)
             np.testing.assert_array_equal(r[key], ranks[0][key])
     assert not (tmp_path / "backup").exists()                 # worker 0 removed the finished backup
+
+
+def test_the_distributed_example_trains_on_two_workers(tmp_path):
+    example = os.path.join(os.path.dirname(HERE), "examples", "distributed_fit.py")
+    result = subprocess.run([MPIEXEC, "-n", "2", "-prepend-rank", sys.executable, example, "--epochs", "3",
+                             "--save-dir", str(tmp_path)], capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    summaries = [line for line in result.stdout.splitlines() if "worker(s): test loss" in line]
+    assert len(summaries) == 1 and summaries[0].startswith("[0] 2 worker(s)"), result.stdout[-2000:]
+    assert float(summaries[0].rsplit(" ", 1)[1]) > 0.8
+    assert [p.name for p in tmp_path.iterdir()] == ["distributed_digits.weights.h5"]
