@@ -207,3 +207,26 @@ def test_updating_a_variable_created_outside_the_scope_is_refused():
         with pytest.raises(ValueError, match="Variable 'outside.*' was not created inside the scope"):
             tf.keras.optimizers.SGD(0.5).apply_gradients([(tf.constant([1.0, 1.0]), outside)])
     np.testing.assert_array_equal(outside.numpy(), [1.0, 2.0])
+
+
+def test_reduce_inside_tf_function_runs_at_every_call_not_at_tracing():
+    calls = []
+
+    class Counting(_TwoWorkersInOne):
+        def allreduce(self, buffer, op="sum"):
+            calls.append(buffer.shape)
+            return super().allreduce(buffer, op)
+
+    strategy = tf.distribute.Strategy(Counting())
+
+    @tf.function
+    def step(x):
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, strategy.run(lambda: x * 2.0), axis=0)
+
+    x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(step(x).numpy(), [4.0, 6.0])   # (sum over "both workers") / (their 4 rows)
+    assert len(calls) == 2                                     # values and row counts, at the call only
+    np.testing.assert_allclose(step(x + 1.0).numpy(), [6.0, 8.0])
+    assert len(calls) == 4
+    with pytest.raises(NotImplementedError, match="gather inside a tf.function"):
+        tf.function(lambda v: strategy.gather(v))(x)

@@ -5,7 +5,7 @@ wheel that the test extra installs next to the interpreter.
 What they show: after several steps, the weights of data-parallel training equal (to float32 rounding) a
 single process training on the whole global batches, for ``fit`` (Adam, arrays with a short last batch
 that leaves a worker idle on 4 workers; SGD with momentum, a tf.data dataset) and for a GradientTape loop
-under ``strategy.run`` (SGD with momentum, Adam); every worker holds identical weights and logs the
+under ``strategy.run`` (SGD with momentum, Adam; eager, and traced with tf.function); every worker holds identical weights and logs the
 global loss and metrics; only worker 0 prints progress bars and writes checkpoints; the collectives give
 the right values; a failed or killed worker ends the job at once; BackupAndRestore resumes a relaunched job.
 """
@@ -59,13 +59,14 @@ def workers(request, tmp_path_factory):
     return request.param, out, result, ranks
 
 
-TRAINED = ("fit_weight_", "fit_history_", "evaluate", "predict", "dataset_fit_", "loop_sgd_", "loop_adam_")
+TRAINED = ("fit_weight_", "fit_history_", "evaluate", "predict", "dataset_fit_", "loop_sgd_", "loop_adam_",
+           "traced_loop_adam_")
 
 
 def test_workers_train_like_one_process_on_the_global_batch(workers, reference):
     n, _, _, ranks = workers
     compared = [k for k in reference if k.startswith(TRAINED)]
-    assert len([k for k in compared if "weight" in k]) == 16
+    assert len([k for k in compared if "weight" in k]) == 20
     for key in compared:
         np.testing.assert_allclose(ranks[0][key], reference[key], rtol=2e-5, atol=2e-6, err_msg=key)
     # the run moved away from its start: the reference's first and last losses differ

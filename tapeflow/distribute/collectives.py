@@ -50,6 +50,9 @@ def is_chief():
 
 def allreduce(value, op=ReduceOp.MEAN):
     """``value`` combined over all workers (MEAN by default, as Horovod); a Tensor on every worker."""
+    traced = distribute_lib.deferred_in_trace(value, lambda t: allreduce(t, op), lambda a: a)
+    if traced is not None:
+        return traced
     backend = _backend()
     array = np.array(_array(value), copy=True, order="C")
     backend.allreduce(array, SUM)

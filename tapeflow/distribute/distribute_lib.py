@@ -14,6 +14,9 @@ import threading
 import numpy as np
 
 from tapeflow.framework import variables as _variables
+from tapeflow.framework.conversion import convert_to_tensor
+from tapeflow.framework.recording import tracing_graph
+from tapeflow.framework.tensor import Tensor
 
 from .collective_backend import SUM
 
@@ -182,3 +185,19 @@ def check_same_on_workers(value, what):
     if len(set(values)) > 1:
         raise RuntimeError(f"The workers disagree on {what}: {values} (by rank). Every worker must see the same "
                            "files: put them on a file system shared by all workers.")
+
+
+def deferred_in_trace(value, collective, stand_in):
+    """Inside a tf.function being traced: each leaf of ``value`` becomes a node that runs
+    ``collective(leaf)`` every time the graph runs, and ``stand_in(array)`` gives the value the
+    trace continues with (a local value of the result's shape). Collectives never run while tracing:
+    one worker may trace again (a short last batch) while the others replay. None when not tracing."""
+    graph = tracing_graph()
+    if graph is None:
+        return None
+    from tapeflow.framework import nest
+
+    def node(leaf):
+        tensor = convert_to_tensor(leaf)
+        return graph.defer_call(collective, [tensor], returns=Tensor(np.asarray(stand_in(tensor._value))))
+    return nest.map_structure(node, value)

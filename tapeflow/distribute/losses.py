@@ -1,5 +1,7 @@
 """Losses of a replica, scaled so that summing them (and their gradients) over replicas gives the
 global batch's figures: ``tf.nn.compute_average_loss`` and ``tf.nn.scale_regularization_loss``."""
+import numpy as np
+
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.ops import math_ops, reduction_ops
 
@@ -23,7 +25,8 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
     if global_batch_size is None:
         rows = loss._value.shape[0] if loss._value.ndim else 1
         global_batch_size = rows * _num_replicas()
-    if int(global_batch_size) != global_batch_size or global_batch_size <= 0:
+    if isinstance(global_batch_size, (int, float, np.integer, np.floating)) and (
+            int(global_batch_size) != global_batch_size or global_batch_size <= 0):
         raise ValueError(f"`global_batch_size` must be a positive integer. Received: {global_batch_size!r}")
     return math_ops.divide(total, math_ops.cast(convert_to_tensor(global_batch_size), loss.dtype))
 

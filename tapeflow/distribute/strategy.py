@@ -80,6 +80,9 @@ class ReplicaContext:
         """``value`` (a tensor or nest of them) combined over all replicas; every replica gets the result.
         Not differentiable (use it on values, e.g. losses for logging, not inside a tape)."""
         reduce_op = _check_reduce_op(reduce_op)
+        traced = distribute_lib.deferred_in_trace(value, lambda t: self.all_reduce(reduce_op, t), lambda a: a)
+        if traced is not None:
+            return traced
         leaves = nest.flatten(value)
         arrays = distribute_lib.allreduce_arrays(self.strategy.extended.backend,
                                                  [_to_numpy(v) for v in leaves], SUM)
@@ -137,11 +140,16 @@ class Strategy:
         """Combines the replicas' ``value`` into one (a Tensor on every worker). With ``axis``, the values
         are first reduced along that axis, and MEAN divides by the global number of elements along it."""
         reduce_op = _check_reduce_op(reduce_op)
+        traced = distribute_lib.deferred_in_trace(
+            value, lambda t: self.reduce(reduce_op, t, axis),
+            lambda a: a if axis is None else np.sum(a, axis=axis, dtype=a.dtype))
+        if traced is not None:
+            return traced
         leaves = [_to_numpy(v) for v in nest.flatten(value)]
         counts = []
         if axis is not None:
             counts = [np.asarray(a.shape[axis], dtype=np.float64) for a in leaves]
-            leaves = [np.sum(a, axis=axis) for a in leaves]
+            leaves = [np.sum(a, axis=axis, dtype=a.dtype) for a in leaves]
         reduced = distribute_lib.allreduce_arrays(self._extended.backend, leaves + counts, SUM)
         out = reduced[:len(leaves)]
         if reduce_op is ReduceOp.MEAN:
@@ -152,6 +160,9 @@ class Strategy:
 
     def gather(self, value, axis=0):
         """The replicas' values concatenated along ``axis`` (their sizes along it may differ)."""
+        if distribute_lib.tracing_graph() is not None:
+            raise NotImplementedError("strategy.gather inside a tf.function: the result's shape depends on the "
+                                      "other workers; call it outside the function.")
         backend = self._extended.backend
         leaves = [_to_numpy(v) for v in nest.flatten(value)]
         return nest.pack_sequence_as(value, [Tensor(allgather_concat(backend, a, axis)) for a in leaves])

@@ -94,7 +94,7 @@ def check_collectives(strategy, results):
     tf.distribute.barrier()
 
 
-def run_custom_loop(strategy, results, make_optimizer, tag):
+def run_custom_loop(strategy, results, make_optimizer, tag, traced=False):
     x, y = data()
     tf.keras.utils.set_random_seed(2)
     scope = strategy.scope if strategy is not None else contextlib.nullcontext
@@ -114,16 +114,22 @@ def run_custom_loop(strategy, results, make_optimizer, tag):
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return loss
 
+    if strategy is not None:
+        def distributed_step(batch, rows):     # TensorFlow's tutorial shape: run and reduce in one step
+            per_replica = strategy.run(step, args=(batch, rows))
+            return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+    else:
+        def distributed_step(batch, rows):
+            return step(batch, rows)
+    if traced:
+        distributed_step = tf.function(distributed_step)
+
     losses = []
     for epoch in range(2):
         batches = strategy.experimental_distribute_dataset(dataset) if strategy is not None else dataset
         for global_batch, batch in zip(dataset, batches):
             rows = int(global_batch[0].shape[0])   # the last global batch is short
-            if strategy is not None:
-                per_replica = strategy.run(step, args=(batch, rows))
-                losses.append(float(strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)))
-            else:
-                losses.append(float(step(batch, rows)))
+            losses.append(float(distributed_step(batch, tf.constant(rows, tf.float32))))
     results[f"{tag}_losses"] = np.asarray(losses)
     for i, w in enumerate(model.weights):
         results[f"{tag}_weight_{i}"] = w.numpy()
@@ -142,6 +148,7 @@ def main(out, reference):
     run_fit(scope, out, rank, results)
     run_custom_loop(strategy, results, lambda: tf.keras.optimizers.SGD(0.1, momentum=0.9), "loop_sgd")
     run_custom_loop(strategy, results, lambda: tf.keras.optimizers.Adam(0.02), "loop_adam")
+    run_custom_loop(strategy, results, lambda: tf.keras.optimizers.Adam(0.02), "traced_loop_adam", traced=True)
     if strategy is not None:
         run_batchnorm(scope, results)
         check_collectives(strategy, results)
