@@ -230,3 +230,11 @@ def test_reduce_inside_tf_function_runs_at_every_call_not_at_tracing():
     assert len(calls) == 4
     with pytest.raises(NotImplementedError, match="gather inside a tf.function"):
         tf.function(lambda v: strategy.gather(v))(x)
+
+
+def test_tf_config_cluster_resolver_reads_the_task(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["a:1", "b:1", "c:1"]},
+                                                "task": {"type": "worker", "index": 2}}))
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
+    assert (resolver.task_type, resolver.task_id) == ("worker", 2)
+    assert resolver.cluster_spec().num_tasks("worker") == 3

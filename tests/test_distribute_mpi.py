@@ -5,8 +5,8 @@ wheel that the test extra installs next to the interpreter.
 What they show: after several steps, the weights of data-parallel training equal (to float32 rounding) a
 single process training on the whole global batches, for ``fit`` (Adam, arrays with a short last batch
 that leaves a worker idle on 4 workers; SGD with momentum, a tf.data dataset) and for a GradientTape loop
-under ``strategy.run`` (SGD with momentum, Adam; eager, and traced with tf.function); every worker holds identical weights and logs the
-global loss and metrics; only worker 0 prints progress bars and writes checkpoints; the collectives give
+under ``strategy.run`` (SGD with momentum, Adam; eager, and traced with tf.function); every worker
+holds identical weights and logs the global loss and metrics; only worker 0 prints progress bars and writes checkpoints; the collectives give
 the right values; a failed or killed worker ends the job at once; BackupAndRestore resumes a relaunched job.
 """
 import importlib.util
@@ -104,6 +104,7 @@ def test_collectives_give_every_worker_the_combined_values(workers):
         np.testing.assert_array_equal(r["strategy_gather"],
                                       np.concatenate([np.full((k + 1, 2), k) for k in range(n)]))
         assert float(r["replica_all_reduce_mean"]) == (n - 1) / 2
+        assert int(r["strategy_from_resolver"]) == n
         values = np.concatenate([np.arange(k + 1) + 10 * k for k in range(n)])
         assert float(r["reduce_mean_axis0"]) == pytest.approx(values.mean(), rel=1e-6)
 

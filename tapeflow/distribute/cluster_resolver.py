@@ -95,3 +95,26 @@ class MPIClusterResolver:
 
     def __repr__(self):
         return f"<MPIClusterResolver task_type={self.task_type!r} task_id={self.task_id} of {self.num_workers}>"
+
+
+class TFConfigClusterResolver:
+    """``tf.distribute.cluster_resolver.TFConfigClusterResolver``: the task and cluster ``TF_CONFIG`` names.
+    Passed to ``MultiWorkerMirroredStrategy``, it is checked against the MPI launcher's numbering."""
+
+    def __init__(self, task_type=None, task_id=None, rpc_layer=None, environment=None):
+        config = _read_tf_config()
+        cluster, task = config if config is not None else ({}, {})
+        self.task_type = task_type if task_type is not None else task.get("type", "worker")
+        self.task_id = task_id if task_id is not None else task.get("index", 0)
+        self.rpc_layer = rpc_layer
+        self.environment = environment or ""
+        self._cluster = {k: list(v) for k, v in cluster.items()}
+
+    def cluster_spec(self):
+        return ClusterSpec(self._cluster)
+
+    def num_accelerators(self, *args, **kwargs):
+        return {}
+
+    def master(self, *args, **kwargs):
+        return ""

@@ -5,6 +5,7 @@ launcher started; ``MirroredStrategy`` and the default strategy are one
 process (a host's CPU cores already serve every op of the one replica).
 """
 import contextlib
+import warnings
 
 import numpy as np
 
@@ -231,11 +232,16 @@ class MultiWorkerMirroredStrategy(Strategy):
 
     def __init__(self, cluster_resolver=None, communication_options=None):
         super().__init__(world_backend())
+        rank = self._cluster_resolver.task_id
         if cluster_resolver is not None:
-            if getattr(cluster_resolver, "task_id", self._cluster_resolver.task_id) != self._cluster_resolver.task_id:
-                raise ValueError(f"The cluster_resolver says task_id={cluster_resolver.task_id}, but the MPI launcher "
-                                 f"made this process rank {self._cluster_resolver.task_id}.")
-            self._cluster_resolver = cluster_resolver
+            workers = sum(len(v) for k, v in cluster_resolver.cluster_spec().as_dict().items()
+                          if k in ("chief", "worker"))
+            if workers and workers != self.num_replicas_in_sync:
+                raise ValueError(f"The cluster_resolver describes {workers} workers but the MPI launcher started "
+                                 f"{self.num_replicas_in_sync}.")
+            if getattr(cluster_resolver, "task_id", rank) != rank:
+                warnings.warn(f"The cluster_resolver says task_id={cluster_resolver.task_id}, but the MPI launcher "
+                              f"made this process rank {rank}; the rank decides.", stacklevel=2)
 
 
 class MirroredStrategy(Strategy):

@@ -91,6 +91,9 @@ def check_collectives(strategy, results):
     results["replica_all_reduce_mean"] = mean_rank.numpy()
     values = tf.constant(np.arange(rank + 1, dtype=np.float32) + 10 * rank)
     results["reduce_mean_axis0"] = strategy.reduce(tf.distribute.ReduceOp.MEAN, values, axis=0).numpy()
+    resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver(task_type="worker", task_id=rank)
+    results["strategy_from_resolver"] = np.asarray(
+        tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver).num_replicas_in_sync)
     tf.distribute.barrier()
 
 
