@@ -184,14 +184,13 @@ def _default_train_step():
 
 # ------------------------------------------------------------------- metrics ---
 @contextlib.contextmanager
-def global_metric_state(metrics):
-    """While open, the metrics' variables hold their sums over the workers (their 'mean'-aggregated
-    ones, the average); the workers' own states come back afterwards."""
-    variables = [v for m in metrics for v in m.variables]
-    strategy = _active() or next(filter(None, map(distribute_lib.variable_strategy, variables)), None)
-    if strategy is not None and strategy.num_replicas_in_sync == 1:
-        strategy = None
-    if strategy is None or not variables:
+def global_metric_state(model):
+    """While open, the model's metric variables hold their sums over the workers (their
+    'mean'-aggregated ones, the average); the workers' own states come back afterwards."""
+    strategy = _active() or model.__dict__.get("_distribute_strategy")
+    variables = [] if strategy is None or strategy.num_replicas_in_sync == 1 else \
+        [v for m in model.metrics for v in m.variables]
+    if not variables:
         yield
         return
     backend = strategy.extended.backend

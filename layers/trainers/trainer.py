@@ -167,7 +167,7 @@ class Trainer:
 
     def get_metrics_result(self):
         logs = {}
-        with distributed_training.global_metric_state(self.metrics):  # the figures of all workers
+        with distributed_training.global_metric_state(self):  # the figures of all workers
             for metric in self.metrics:
                 result = metric.result()
                 if isinstance(result, dict):
