@@ -7,7 +7,8 @@ import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor_spec import TensorSpec
-from tapeflow.function import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
+from tapeflow.framework.recording import state_op_variable_counts
+from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
 
 _INTERNAL_NODES = (VARIABLE_READ, VARIABLE_ASSIGN)
 
@@ -59,13 +60,11 @@ def graph_to_data(graph, variable_ids, gradient_names):
     """
     nodes = []
     for op_type, refs, attrs, n_out in graph.nodes:
-        if op_type == PYTHON_CALL:
-            raise ValueError(f"Cannot save the traced function {graph.name!r}: it runs Python code when called "
-                             "(such as an optimizer update). Save the model's variables instead, or save a "
-                             "function without side effects.")
         attrs = dict(attrs)
         if "variable" in attrs and op_type in _INTERNAL_NODES:
             attrs["variable"] = variable_ids[id(graph.variables[attrs["variable"]])]
+        if state_op_variable_counts(op_type) is not None:
+            attrs["variables"] = [variable_ids[id(graph.variables[i])] for i in attrs["variables"]]
         if "_gradient_op_type" in attrs:
             saved = gradient_names.get(attrs["_gradient_op_type"])
             attrs["_gradient_op_type"] = saved if saved is not None else attrs["_gradient_op_type"]
@@ -106,12 +105,18 @@ class LoadedGraph:
             op_type = node["op"]
             attrs = {k: _tuples(v) for k, v in node["attrs"].items()}
             if op_type in _INTERNAL_NODES:
-                obj = attrs["variable"]
-                if obj not in index_of:
-                    index_of[obj] = len(self.variables)
-                    self.variables.append(variables[obj])
-                attrs["variable"] = index_of[obj]
+                attrs["variable"] = self._variable_index(attrs["variable"], variables, index_of)
+            if state_op_variable_counts(op_type) is not None:
+                attrs["variables"] = tuple(self._variable_index(obj, variables, index_of)
+                                           for obj in attrs["variables"])
             if "_gradient_op_type" in attrs:
                 attrs["_gradient_op_type"] = gradient_names.get(attrs["_gradient_op_type"], attrs["_gradient_op_type"])
             self.nodes.append([op_type, [tuple(r) for r in node["inputs"]], attrs, node["num_outputs"]])
         self.outputs = decode_structure(data["outputs"])
+
+    def _variable_index(self, obj, variables, index_of):
+        """The graph's index of loaded object ``obj`` (a variable), adding it on first use."""
+        if obj not in index_of:
+            index_of[obj] = len(self.variables)
+            self.variables.append(variables[obj])
+        return index_of[obj]

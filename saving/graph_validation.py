@@ -8,7 +8,8 @@ function and node), and what is wrong with it; nothing is registered or created.
 """
 from tapeflow.framework import dtypes
 from tapeflow.framework.recording import _FORWARDS
-from tapeflow.function import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ
+from tapeflow.framework.recording import state_op_variable_counts
+from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ
 from tapeflow.graph_replay import ASSIGN_METHODS
 from tapeflow.module import Module
 
@@ -331,13 +332,31 @@ class _DocumentChecker:
         _int(num_outputs, f"{where}.num_outputs", 0, MAX_COUNT)
         if op in (VARIABLE_READ, VARIABLE_ASSIGN):
             self.variable_node(op, inputs, attrs, num_outputs, where)
-        elif op == PYTHON_CALL:
-            _fail(where, "the node runs Python code when called, which a SavedModel cannot hold")
         elif op not in _FORWARDS:
             _fail(f"{where}.op", f"unknown op type {_key(op)}")
+        elif state_op_variable_counts(op) is not None:
+            self.state_node(op, inputs, attrs, num_outputs, where)
         else:
             self.op_node(op, inputs, attrs, num_outputs, where)
         return num_outputs
+
+    def state_node(self, op, inputs, attrs, num_outputs, where):
+        """A state op: ``variables`` names the variable objects it updates; the rest is an op's."""
+        fewest, most = state_op_variable_counts(op)
+        updated = _list(_field(attrs, "variables", f"{where}.attrs"), f"{where}.attrs.variables", most)
+        if len(updated) < fewest:
+            _fail(f"{where}.attrs.variables", f"{op} updates at least {fewest} variables, got {len(updated)}")
+        for i, index in enumerate(updated):
+            index = _int(index, f"{where}.attrs.variables[{i}]", 0, len(self.kinds) - 1)
+            if self.kinds[index] != "variable":
+                _fail(f"{where}.attrs.variables[{i}]", f"object {index} is a {self.kinds[index]}, not a variable")
+        if num_outputs != 0:
+            _fail(f"{where}.num_outputs", f"is {num_outputs}, expected 0 ({op} has no outputs)")
+        gated = _bool(attrs["gated"], f"{where}.attrs.gated") if "gated" in attrs else False
+        if gated and not inputs:
+            _fail(f"{where}.inputs", "a gated update needs its condition as the last input")
+        own = {k: v for k, v in attrs.items() if k not in ("variables", "gated")}
+        self.op_node(op, inputs[:-1] if gated else inputs, own, 0, where)
 
     def variable_node(self, op, inputs, attrs, num_outputs, where):
         expected = {"variable"} if op == VARIABLE_READ else {"variable", "mode"}

@@ -281,6 +281,50 @@ SCHEMAS = {
 _NO_ATTRIBUTES = OpSchema()
 
 
+def _update(inputs, **hyper):
+    """An optimizer update (tapeflow/ops/training_ops.py): its hyper-parameters and the weight decay."""
+    return OpSchema(inputs=inputs, decay=boolean, weight_decay=number, **hyper)
+
+
+SCHEMAS.update({
+    "ApplySGD": _update(2, momentum=number, nesterov=boolean),
+    "ApplyAdam": _update(3, beta_1=number, beta_2=number, epsilon=number),
+    "ApplyRMSProp": _update(2, rho=number, epsilon=number, momentum=number, centered=boolean),
+    "ApplyAdagrad": _update(2, epsilon=number),
+    "ApplyAdadelta": _update(2, rho=number, epsilon=number),
+    "ApplyAdamax": _update(3, beta_1=number, beta_2=number, epsilon=number),
+    "ApplyNadam": _update(4, beta_1=number, beta_2=number, epsilon=number),
+    "ApplyLion": _update(2, beta_1=number, beta_2=number),
+    "UpdateNadamProduct": OpSchema(inputs=1, beta_1=number),
+    "ApplyMovingAverage": OpSchema(inputs=2, momentum=number),
+    "AccumulateGradient": OpSchema(inputs=1),
+    "AssignVariable": OpSchema(inputs=1),
+})
+
+
+def _nullable(check):
+    return lambda value: None if value is None else check(value)
+
+
+def _numbers(value):
+    if not isinstance(value, list) or len(value) > MAX_ELEMENTS:
+        return f"expected a list of numbers, got {describe(value)}"
+    problems = [number(v) for v in value]
+    return next((p for p in problems if p), None)
+
+
+_DECAY = dict(inputs=1, initial_learning_rate=number, decay_steps=number, dtype=floating_dtype)
+SCHEMAS.update({   # learning-rate schedules (tapeflow/ops/schedule_ops.py)
+    "ExponentialDecaySchedule": OpSchema(decay_rate=number, staircase=boolean, **_DECAY),
+    "InverseTimeDecaySchedule": OpSchema(decay_rate=number, staircase=boolean, **_DECAY),
+    "PolynomialDecaySchedule": OpSchema(end_learning_rate=number, power=number, cycle=boolean, **_DECAY),
+    "CosineDecaySchedule": OpSchema(alpha=number, warmup_target=_nullable(number), warmup_steps=number, **_DECAY),
+    "CosineDecayRestartsSchedule": OpSchema(inputs=1, initial_learning_rate=number, first_decay_steps=number,
+                                            t_mul=number, m_mul=number, alpha=number, dtype=floating_dtype),
+    "PiecewiseConstantSchedule": OpSchema(inputs=1, boundaries=_numbers, values=_numbers, dtype=floating_dtype),
+})
+
+
 def schema_of(op_type):
     return SCHEMAS.get(op_type, _NO_ATTRIBUTES)
 

@@ -28,7 +28,8 @@ import numpy as np
 from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework import recording
-from .framework.recording import execute, forward_of, record, trace_forward_of
+from .framework.recording import (execute, execute_state, forward_of, record, state_op_variable_counts,
+                                  trace_forward_of)
 from .framework.registry import RegisterGradient
 from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
@@ -36,13 +37,12 @@ from .framework.tensor_spec import TensorSpec
 from .config.execution import functions_run_eagerly
 from .framework.logging_util import warn
 from .framework.variables import Variable, assign_shape_error
-from .graph_replay import ASSIGN, ASSIGN_METHODS, CALL, READ, ArrayReplay, output_count_error
+from .graph_replay import ASSIGN, ASSIGN_METHODS, READ, ArrayReplay, output_count_error
 
 _RECENT_CALLS = 10      # the window of the retracing warning
 _FREQUENT_TRACES = 5    # traces in that window that make it warn
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
-PYTHON_CALL = "__PythonCall__"
 
 
 class GraphTensor(Tensor):
@@ -119,8 +119,6 @@ class FuncGraph:
         self.captures = []
         self.outputs = None
         self.custom_gradients = {}
-        self.python_calls = []
-        self.python_call_values = {}   # call index -> placeholder value of a call that returns a tensor
         self._refs = {}
         self._alive = []
 
@@ -201,33 +199,24 @@ class FuncGraph:
             raise assign_shape_error(var, value.shape)
         self.nodes.append([VARIABLE_ASSIGN, [self.ref(value)], {"variable": self.variable_index(var), "mode": mode}, 0])
 
+    def add_state_op(self, op_type, variables, inputs, attrs):
+        """Records a state op (``execute_state`` while tracing): its ``variables`` attribute holds the
+        indices of the variables it updates. Nothing runs now."""
+        refs = [self.ref(convert_to_tensor(t)) for t in inputs]
+        indices = tuple(self.variable_index(getattr(v, "_parent", v)) for v in variables)
+        self.nodes.append([op_type, refs, {**attrs, "variables": indices}, 0])
+
     def is_live(self, tensor):
         """Whether ``tensor``'s value can change from call to call: it is computed in this graph
-        from an input, a capture, a variable read or a deferred call, not from constants only."""
+        from an input, a capture or a variable read, not from constants only."""
         ref = self._refs.get(id(tensor))
         if ref is None or ref[0] != "node":
             return ref is not None and ref[0] != "const"
         live = []   # nodes are in execution order: one pass up to the tensor's node
         for op_type, refs, _, _ in self.nodes[:ref[1] + 1]:
-            live.append(op_type in (VARIABLE_READ, PYTHON_CALL)
+            live.append(op_type == VARIABLE_READ
                         or any(r[0] != "const" and (r[0] != "node" or live[r[1]]) for r in refs))
         return live[ref[1]]
-
-    def defer_call(self, fn, inputs, returns=None):
-        """A node calling ``fn(*inputs)`` each time the graph replays, for Python-side effects such as
-        an optimizer's in-place update. Graphs with such nodes run in this process but cannot be saved.
-
-        With ``returns`` (a Tensor: what ``fn`` gives now), the node has one output, the Tensor ``fn``
-        returns at each replay (a metric's ``result()``); the returned GraphTensor stands for it.
-        """
-        self.python_calls.append(fn)
-        attrs = {"call": len(self.python_calls) - 1}
-        if returns is None:
-            self.nodes.append([PYTHON_CALL, [self.ref(t) for t in inputs], attrs, 0])
-            return None
-        self.python_call_values[attrs["call"]] = returns._value
-        (output,) = self._emit(PYTHON_CALL, inputs, attrs, (returns._value,))
-        return output
 
     def set_outputs(self, structure):
         """Python numbers returned become tensors (constants of the graph), as in TensorFlow."""
@@ -295,7 +284,7 @@ class ConcreteFunction:
         self._output_slots = None if g.outputs is None else nest.map_structure(
             lambda leaf: OutputLeaf(ref=self._slot(leaf.ref)) if leaf.ref is not None else leaf, g.outputs)
         self._array_replay = ArrayReplay(self._plan, slot, len(g.input_specs), len(g.constants), self._output_slots,
-                                         {VARIABLE_READ: READ, VARIABLE_ASSIGN: ASSIGN, PYTHON_CALL: CALL})
+                                         {VARIABLE_READ: READ, VARIABLE_ASSIGN: ASSIGN})
 
     def _slot(self, ref):
         kind = ref[0]
@@ -344,8 +333,7 @@ class ConcreteFunction:
         state = recording.current()
         if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers
                                  or recording.numerics_checked()):
-            return self._array_replay(inputs, self.graph.constants, captures, self.graph.variables,
-                                      getattr(self.graph, "python_calls", ()))
+            return self._array_replay(inputs, self.graph.constants, captures, self.graph.variables)
         values = [None] * self._n_slots
         constants = self._constants
         variables = self.graph.variables
@@ -365,16 +353,10 @@ class ConcreteFunction:
                 values[out] = variables[attrs["variable"]]._as_tensor()
                 continue
             args = tuple(get(s) for s in slots)
-            if op_type == PYTHON_CALL:
-                call = self.graph.python_calls[attrs["call"]]
-                graph = recording.tracing_graph()
-                if graph is not None:  # inlined into a function being traced: still deferred there
-                    placeholder = Tensor(self.graph.python_call_values[attrs["call"]]) if n_out else None
-                    result = graph.defer_call(call, args, returns=placeholder)
-                else:
-                    result = call(*args)
-                if n_out:
-                    values[out] = convert_to_tensor(result)
+            if state_op_variable_counts(op_type) is not None:
+                attrs = dict(attrs)
+                updated = [variables[i] for i in attrs.pop("variables")]
+                execute_state(op_type, updated, args, attrs)
                 continue
             if op_type == VARIABLE_ASSIGN:
                 var = variables[attrs["variable"]]

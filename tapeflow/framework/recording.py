@@ -268,6 +268,51 @@ def register_op(op_type, num_outputs=1, at_trace=None):
     return decorator
 
 
+_STATE_OPS = {}   # op type -> (fewest, most) variables it updates
+
+
+def register_state_op(op_type, variables):
+    """Decorator: registers ``forward(variables, *arrays, **attrs)``, an op that updates tf.Variables
+    (``variables``: how many it takes, an int or a (fewest, most) pair) and has no outputs, such as an
+    optimizer's update (TensorFlow's ``ResourceApplyAdam``). It is not differentiable: nothing is
+    recorded on tapes. A trace records it as a node naming its variables, which every replay runs.
+
+    Every state op also takes ``gated=True``: its last input is then a boolean scalar, and the update
+    runs only when it holds (how an update that happens every n steps stays one graph)."""
+    counts = (variables, variables) if isinstance(variables, int) else tuple(variables)
+
+    def decorator(forward):
+        def run(variables, *arrays, gated=False, **attrs):
+            if gated:
+                *arrays, condition = arrays
+                if not bool(condition):
+                    return
+            forward(variables, *arrays, **attrs)
+        run.__name__, run.__doc__, run.__wrapped__ = forward.__name__, forward.__doc__, forward
+        register_op(op_type, num_outputs=0)(run)
+        _STATE_OPS[op_type] = counts
+        return forward
+    return decorator
+
+
+def state_op_variable_counts(op_type):
+    """(fewest, most) variables of a state op, or None for an op that is not one."""
+    return _STATE_OPS.get(op_type)
+
+
+def execute_state(op_type, variables, inputs, attrs=None):
+    """Runs the state op ``op_type`` on ``variables`` and Tensors ``inputs`` (while tracing: records it)."""
+    forward = _FORWARDS[op_type][0]
+    state = _local.state if _installed[0] else None
+    if state is not None and state.graph is not None:
+        state.graph.add_state_op(op_type, variables, inputs, attrs or {})
+        return
+    if attrs:
+        forward(variables, *[t._value for t in inputs], **attrs)
+    else:
+        forward(variables, *[t._value for t in inputs])
+
+
 def trace_forward_of(op_type):
     """(what computes the op's outputs while tracing, number of outputs)."""
     forward, num_outputs = forward_of(op_type)
