@@ -134,3 +134,55 @@ def test_a_gated_update_runs_only_when_its_condition_holds():
     for condition, expected in [(False, 0.0), (True, 1.0), (True, 2.0)]:
         execute_state("AccumulateGradient", [acc], [tf.ones(3), tf.constant(condition)], {"gated": True})
         np.testing.assert_array_equal(acc.numpy(), np.full(3, expected, np.float32))
+
+
+FIT_CHILD = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tapeflow as tf
+    path, batches = sys.argv[1], np.load(sys.argv[2])
+    module = tf.saved_model.load(path)
+    logs = [module.train(tf.constant(batches[f"x{i}"]), tf.constant(batches[f"y{i}"]))
+            for i in range(int(batches["n"]))]
+    print(json.dumps([{k: float(v.numpy()) for k, v in log.items()} for log in logs]))
+""")
+
+
+def _compiled_model():
+    keras = tf.keras
+    tf.keras.utils.set_random_seed(5)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(6, activation="relu"),
+                              keras.layers.BatchNormalization(), keras.layers.Dense(2, activation="softmax")])
+    model.compile(optimizer=keras.optimizers.Adam(0.01, global_clipnorm=2.0),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    return model
+
+
+def test_fits_train_step_traced_saves_and_trains_on_in_a_fresh_process(tmp_path):
+    model = _compiled_model()
+    module = tf.Module()
+    module.model_variables = model.variables
+    module.train = tf.function(lambda x, y: model.train_step((x, y)),
+                               input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None], tf.int64)])
+    rng = np.random.default_rng(6)
+    batches = [(rng.normal(size=(16, 3)).astype(np.float32), rng.integers(0, 2, 16).astype(np.int64))
+               for _ in range(2 * STEPS)]
+    for x, y in batches[:STEPS]:
+        module.train(tf.constant(x), tf.constant(y))
+    path = tmp_path / "fit_step"
+    tf.saved_model.save(module, str(path))
+
+    later = batches[STEPS:]
+    batch_file = tmp_path / "batches.npz"
+    np.savez(batch_file, n=len(later), **{f"x{i}": x for i, (x, _) in enumerate(later)},
+             **{f"y{i}": y for i, (_, y) in enumerate(later)})
+    out = subprocess.run([sys.executable, "-c", FIT_CHILD, str(path), str(batch_file)], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    child = json.loads(out.stdout.strip().splitlines()[-1])
+
+    # This process trains on eagerly, with Keras's train_step itself: the same numbers.
+    ours = [{k: float(np.asarray(v)) for k, v in model.train_step((tf.constant(x), tf.constant(y))).items()}
+            for x, y in later]
+    assert child == ours
+    assert set(ours[0]) == {"loss", "accuracy"}

@@ -10,7 +10,7 @@ import numpy as np
 
 from tapeflow.backprop import GradientTape
 from tapeflow.framework.tensor import Tensor
-from tapeflow.ops import math_ops
+from tapeflow.ops import array_ops, math_ops
 
 from ..utils import tree
 from ..callbacks import CallbackList
@@ -24,10 +24,13 @@ from ..serialization_lib import serialize_keras_object
 
 
 def _python_value(value):
-    if isinstance(value, Tensor):
-        value = value._value
-    elif hasattr(value, "_as_tensor"):
-        value = value.numpy()
+    """A scalar tensor as a Python float, as Keras does; a symbolic one (inside a traced step) stays a tensor:
+    its value is known only when the graph runs."""
+    if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
+        try:
+            value = value.numpy()
+        except TypeError:
+            return value
     if isinstance(value, np.ndarray):
         return float(value) if value.ndim == 0 else value
     if isinstance(value, np.generic):
@@ -473,9 +476,12 @@ def _check_targets(loss, y, output_shape):
 
 
 def _batch_size(x):
+    """The number of samples in ``x``: a number, or a tensor when a trace leaves the batch dimension unknown."""
     first = tree.flatten(x)[0]
     shape = getattr(first, "shape", None)
-    return int(shape[0]) if shape else 1
+    if not shape:
+        return 1
+    return int(shape[0]) if shape[0] is not None else array_ops.shape(first)[0]
 
 
 def _should_validate(epoch, validation_freq):
