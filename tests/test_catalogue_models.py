@@ -53,11 +53,15 @@ def _fixture(name):
     return os.path.join(FIXTURES, name)
 
 
-def test_keras_custom_layer_model_loads_with_custom_objects_and_predicts_as_keras():
+def test_keras_custom_layer_model_loads_with_custom_objects_and_predicts_as_keras(tmp_path):
     model = keras.models.load_model(_fixture("custom.keras"), custom_objects={"Scale": Scale})
     x = np.load(_fixture("custom_x.npy"))
     np.testing.assert_allclose(model.predict(x, verbose=0), np.load(_fixture("custom_pred.npy")), rtol=1e-5,
                                atol=1e-5)
+    # A loaded model saves again (its merge layers, rebuilt from configs, keep their generated get_config).
+    model.save(str(tmp_path / "again.keras"))
+    again = keras.models.load_model(str(tmp_path / "again.keras"), custom_objects={"Scale": Scale})
+    np.testing.assert_array_equal(again.predict(x, verbose=0), model.predict(x, verbose=0))
     linear = [layer for layer in model.layers if isinstance(layer, Linear)]
     assert [layer.units for layer in linear] == [4, 4]
     with keras.saving.custom_object_scope({"Scale": Scale}):

@@ -38,6 +38,8 @@ def _statistics(batch, reduce_axes):
     """(mean, population variance, number of values reduced per statistic) of one batch, in float64."""
     batch = np.asarray(batch, dtype=np.float64)
     count = int(np.prod([batch.shape[a] for a in reduce_axes], dtype=np.int64)) if reduce_axes else 1
+    if count == 0 or batch.size == 0:
+        return None, None, 0
     return batch.mean(axis=reduce_axes), batch.var(axis=reduce_axes), count
 
 
