@@ -152,7 +152,6 @@ class Model(Trainer, Layer):
         return saving.load_weights(self, filepath, skip_mismatch=skip_mismatch, **kwargs)
 
 
-@keras_export("keras.models.model_from_json")
 def model_from_json(json_string, custom_objects=None):
     """The model described by ``model.to_json()`` (architecture only; weights are fresh)."""
     try:
