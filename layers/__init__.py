@@ -26,6 +26,7 @@ from .layer import Layer  # noqa: F401
 from .merging.add import Add  # noqa: F401
 from .merging.average import Average  # noqa: F401
 from .merging.concatenate import Concatenate  # noqa: F401
+from .merging import Dot, add, average, concatenate, dot, maximum, minimum, multiply, subtract  # noqa: F401
 from .merging.maximum import Maximum  # noqa: F401
 from .merging.minimum import Minimum  # noqa: F401
 from .merging.multiply import Multiply  # noqa: F401
@@ -53,3 +54,5 @@ from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropo
                              SpatialDropout1D, SpatialDropout2D)
 from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401
                                    UpSampling2D, ZeroPadding1D, ZeroPadding2D)
+from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
+from .preprocessing import Normalization, Rescaling  # noqa: F401

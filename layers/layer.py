@@ -95,6 +95,9 @@ def _auto_config(cls, args, kwargs):
         return None
     config = dict(kwargs)
     config.update(dict(zip(names, args)))
+    # get_config writes these itself (a layer rebuilt from a config receives them as objects).
+    config.pop("dtype", None)
+    config.pop("activity_regularizer", None)
     for value in tree.flatten(config):
         if not isinstance(value, (str, int, float, bool, type(None))):
             return None

@@ -250,9 +250,9 @@ def functional_from_config(cls, config, custom_objects=None):
     created = {}
     pending = []
     for layer_data in config["layers"]:
+        # A config without a name (a custom get_config returning only its constructor arguments) gives the layer
+        # a fresh name, as in Keras; the graph refers to it by the saved name below.
         layer_config = {k: v for k, v in layer_data.items() if k not in ("inbound_nodes", "name")}
-        if "config" in layer_config and "name" not in layer_config["config"] and "name" in layer_data:
-            layer_config["config"] = dict(layer_config["config"], name=layer_data["name"])
         layer = deserialize_keras_object(layer_config, custom_objects=custom_objects)
         created[layer_data.get("name", layer.name)] = layer
         pending.append((layer, list(layer_data.get("inbound_nodes", []))))
