@@ -13,3 +13,4 @@ from tapeflow.layers import (ActivityRegularization, AlphaDropout, Cropping1D, C
                              SpatialDropout2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 from tapeflow.layers import Lambda  # noqa: F401
 from tapeflow.layers import AdditiveAttention, Attention, EinsumDense, MultiHeadAttention  # noqa: F401
+from tapeflow.layers import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
