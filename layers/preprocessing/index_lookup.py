@@ -414,6 +414,8 @@ class IndexLookup(Layer):
         self._loaded_idf = idf
 
     def save_assets(self, dir_path):
+        if self._config_vocabulary is not None:
+            return   # the config holds it (as Keras does)
         lines = [str(term) for term in self.get_vocabulary()]
         for line in lines:
             if "\n" in line or "\r" in line:

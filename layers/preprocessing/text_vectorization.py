@@ -1,7 +1,8 @@
 """TextVectorization: strings -> standardized -> split into tokens -> n-grams -> vocabulary indices or vectors.
 
 Standardize: ``lower_and_strip_punctuation`` (the default), ``lower``,
-``strip_punctuation``, None, or a callable on a string. Split: ``whitespace``
+``strip_punctuation``, None, or a callable on a string; as in Keras, ``lower``
+changes the ASCII letters only ("CAFÉ" becomes "cafÉ"). Split: ``whitespace``
 (runs of ASCII whitespace), ``character`` (Unicode code points), None (each
 input string is one token; rank-2 inputs are rows of tokens already), or a
 callable from a string to a list of strings. ``ngrams=n`` adds the 2- to
@@ -27,6 +28,7 @@ SPLIT_MODES = ("whitespace", "character")
 OUTPUT_MODES = ("int", "multi_hot", "count", "tf_idf")
 PUNCTUATION = re.compile(r'[!"#$%&()\*\+,\-\./:;<=>?@\[\\\]^_`{|}~\']')
 WHITESPACE = re.compile(r"[ \t\n\v\f\r]+")
+ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")   # Keras lowercases A-Z only
 
 
 def _ngram_widths(ngrams):
@@ -88,7 +90,7 @@ class TextVectorization(Layer):
         if callable(self.standardize):
             return as_text(self.standardize(text), "standardize() result")
         if self.standardize in ("lower", "lower_and_strip_punctuation"):
-            text = text.lower()
+            text = text.translate(ASCII_LOWER)
         if self.standardize in ("strip_punctuation", "lower_and_strip_punctuation"):
             text = PUNCTUATION.sub("", text)
         return text
