@@ -49,7 +49,9 @@ def iterate_batches(data, batch_size=None, steps=None):
         if batch_size is None or arr.ndim == 0:
             yield arr
             return
-        for start in range(0, len(arr), batch_size):
+        for step, start in enumerate(range(0, len(arr), batch_size)):
+            if steps is not None and step >= steps:
+                break
             yield arr[start:start + batch_size]
         return
     if not hasattr(data, "__iter__"):
