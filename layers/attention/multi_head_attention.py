@@ -60,6 +60,8 @@ def _static_shape(x):
 
 
 def _clone(initializer):
+    if not hasattr(initializer, "get_config"):
+        return initializer   # a plain function holds no seed state to repeat
     return initializer.__class__.from_config(initializer.get_config())
 
 
