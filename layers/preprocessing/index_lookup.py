@@ -269,23 +269,22 @@ class IndexLookup(Layer):
     # -- lookup ----------------------------------------------------------------------------------------
     def _lookup(self, values):
         """Indices (int64) of an array of input values; the mask token gives 0 in int mode, -1 otherwise."""
-        flat = values.reshape(-1).tolist()
-        oov_start, n_oov = self._oov_start(), self.num_oov_indices
-        mask_key = None if self.mask_token is None else self._term_key(self.mask_token)
-        out = np.empty(len(flat), dtype=np.int64)
-        index = self._index
-        for i, value in enumerate(flat):
-            key = self._term_key(value)
-            found = index.get(key)
-            if found is not None:
-                out[i] = found
-            elif mask_key is not None and key == mask_key:
-                out[i] = 0 if self._mask_has_index() else -1
-            elif n_oov == 0:
-                out[i] = -1
-            else:
-                out[i] = oov_start + self._oov_bucket(key, n_oov)
+        keys = self._term_keys(values.reshape(-1).tolist())
+        get = self._index.get
+        out = np.fromiter((get(k, -2) for k in keys), dtype=np.int64, count=len(keys))
+        missing = np.flatnonzero(out == -2)
+        if missing.size:
+            mask_key = None if self.mask_token is None else self._term_key(self.mask_token)
+            oov_start, n_oov = self._oov_start(), self.num_oov_indices
+            for i in missing.tolist():
+                if mask_key is not None and keys[i] == mask_key:
+                    out[i] = 0 if self._mask_has_index() else -1
+                else:
+                    out[i] = -1 if n_oov == 0 else oov_start + self._oov_bucket(keys[i], n_oov)
         return out.reshape(values.shape)
+
+    def _term_keys(self, values):
+        return [self._term_key(v) for v in values]
 
     def _oov_bucket(self, key, n_oov):
         return 0

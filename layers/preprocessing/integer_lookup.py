@@ -40,6 +40,44 @@ class IntegerLookup(IndexLookup):
         except ValueError:
             raise ValueError(f"IntegerLookup: the vocabulary line {line[:50]!r} is not an integer.") from None
 
+    def _lookup(self, values):
+        """Vectorised over integer arrays: a binary search in the sorted vocabulary."""
+        if values.dtype.kind not in "iu":
+            return super()._lookup(values)
+        flat = values.reshape(-1).astype(np.int64)
+        keys = np.array(sorted(self._index), dtype=np.int64)
+        positions = np.minimum(np.searchsorted(keys, flat), max(len(keys) - 1, 0))
+        found = (keys[positions] == flat) if len(keys) else np.zeros(flat.shape, bool)
+        indices = np.array([self._index[k] for k in keys.tolist()], dtype=np.int64)
+        if self.num_oov_indices == 0:
+            missing = np.full(flat.shape, -1, dtype=np.int64)
+        else:
+            missing = self._oov_start() + np.mod(flat, self.num_oov_indices)
+        if self.mask_token is not None:
+            missing = np.where(flat == self.mask_token, 0 if self._mask_has_index() else -1, missing)
+        out = np.where(found, indices[positions] if len(keys) else 0, missing)
+        return out.reshape(values.shape)
+
+    def _count_batch(self, batch, counts, document_counts):
+        """Vectorised over integer arrays: np.unique per batch (and per document for tf_idf)."""
+        batch = np.asarray(batch)
+        if batch.dtype.kind not in "iu":
+            return super()._count_batch(batch, counts, document_counts)
+        rows = batch.reshape(-1, 1) if batch.ndim <= 1 else batch.reshape(batch.shape[0], -1)
+        rows = rows.astype(np.int64)
+        keep = np.ones(rows.shape, bool)
+        for special in (self.mask_token, self.oov_token):
+            if special is not None:
+                keep &= rows != special
+        values, found = np.unique(rows[keep], return_counts=True)
+        for value, count in zip(values.tolist(), found.tolist()):
+            counts[value] = counts.get(value, 0) + count
+        if self.output_mode == "tf_idf":
+            for row, row_keep in zip(rows, keep):
+                for value in np.unique(row[row_keep]).tolist():
+                    document_counts[value] = document_counts.get(value, 0) + 1
+        return rows.shape[0]
+
     def _oov_bucket(self, key, n_oov):
         return key % n_oov
 

@@ -35,6 +35,9 @@ class StringLookup(IndexLookup):
     def _term_key(self, value):
         return as_text(value)
 
+    def _term_keys(self, values):
+        return [v if type(v) is str else as_text(v) for v in values]
+
     def _parse_vocabulary_line(self, line):
         return line
 

@@ -158,10 +158,10 @@ class TextVectorization(Layer):
         if length is None:
             length = max((len(r) for r in rows), default=0)
         out = np.zeros((len(rows), length), dtype=np.int64)
-        for i, row in enumerate(rows):
-            row = row[:length]
-            if row:
-                out[i, :len(row)] = lookup._lookup(np.array(row, dtype=object))
+        lengths = np.array([min(len(row), length) for row in rows], dtype=np.int64)
+        tokens = np.empty(int(lengths.sum()), dtype=object)
+        tokens[:] = [token for row, n in zip(rows, lengths.tolist()) for token in row[:n]]
+        out[np.arange(length)[None, :] < lengths[:, None]] = lookup._lookup(tokens)   # one lookup, row-major
         return Tensor(out)
 
     def compute_output_shape(self, input_shape):
