@@ -243,3 +243,20 @@ def test_a_term_with_a_line_break_cannot_be_saved(tmp_path):
     with pytest.raises(ValueError, match="line break"):
         model.save(str(tmp_path / "m.keras"))
     assert not os.path.exists(tmp_path / "m.keras")
+
+
+def test_lookup_adapts_rows_of_any_lengths_and_its_idf_weights_travel_in_a_weights_file(tmp_path):
+    source = L.StringLookup(output_mode="tf_idf")
+    source.adapt([["a", "b"], ["a", "c", "c"], ["c"]])
+    # 3 documents: a and c are in 2 of them, b in 1; the OOV weight is the mean.
+    idf = np.log1p(3 / (1 + np.array([2.0, 2.0, 1.0])))
+    assert source.get_vocabulary() == ["[UNK]", "c", "a", "b"]
+    np.testing.assert_allclose(source(np.array([["c", "c", "x"]])).numpy(),
+                               [[idf.mean(), 2 * idf[0], 0, 0]], rtol=1e-6)
+    model = tf.keras.Sequential([tf.keras.Input((3,), dtype="string"), source])
+    model.save_weights(str(tmp_path / "lookup.weights.h5"))
+    target = L.StringLookup(output_mode="tf_idf", vocabulary=["c", "a", "b"], idf_weights=[1.0, 1.0, 1.0])
+    tf.keras.Sequential([tf.keras.Input((3,), dtype="string"), target]).load_weights(
+        str(tmp_path / "lookup.weights.h5"))
+    np.testing.assert_array_equal(target(np.array([["a", "b", "q"]])).numpy(),
+                                  source(np.array([["a", "b", "q"]])).numpy())

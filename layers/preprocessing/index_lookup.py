@@ -231,8 +231,13 @@ class IndexLookup(Layer):
     def adapt(self, data, batch_size=None, steps=None):
         """Builds the vocabulary (and tf_idf weights) from ``data``: each row is one document."""
         counts, document_counts, documents = {}, {}, 0
-        for batch in iterate_batches(data, batch_size, steps):
-            documents += self._count_batch(batch, counts, document_counts)
+        if isinstance(data, list) and any(isinstance(row, (list, tuple)) for row in data):
+            # A list of rows (of any lengths): each row is a document.
+            rows = [[self._term_key(v) for v in (row if isinstance(row, (list, tuple)) else [row])] for row in data]
+            documents = self._count_rows(rows, counts, document_counts)
+        else:
+            for batch in iterate_batches(data, batch_size, steps):
+                documents += self._count_batch(batch, counts, document_counts)
         self._finish_adapt(counts, document_counts, documents)
 
     def _count_batch(self, batch, counts, document_counts):
@@ -412,7 +417,9 @@ class IndexLookup(Layer):
         if idf.ndim != 1 or idf.dtype.kind != "f" or not np.all(np.isfinite(idf)):
             raise ValueError(f"{type(self).__name__} '{self.name}': 'idf_weights' must be a 1-D array of finite "
                              f"floats, the file has {idf.dtype} of shape {idf.shape}.")
-        self._loaded_idf = idf
+        self._loaded_idf = idf   # applied with the vocabulary read from the assets
+        if self._terms and len(idf) in (self.vocabulary_size(), self._depth()):
+            self._idf = idf[:self.vocabulary_size()]   # a weights file loaded into a layer that has its vocabulary
 
     def save_assets(self, dir_path):
         if self._config_vocabulary is not None:
