@@ -114,7 +114,6 @@ def test_callable_standardize_and_split_run_but_are_not_saved():
     (lambda: L.TextVectorization(standardize="upper"), "standardize"),
     (lambda: L.TextVectorization(ngrams=0), "ngrams"),
     (lambda: L.TextVectorization(ragged=True), "ragged"),
-    (lambda: L.StringLookup(num_oov_indices=2), "FarmHash"),
     (lambda: L.StringLookup(sparse=True), "sparse"),
     (lambda: L.StringLookup(output_mode="count", invert=True), "invert"),
     (lambda: L.IntegerLookup(oov_token="x"), "oov_token"),

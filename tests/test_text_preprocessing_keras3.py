@@ -14,7 +14,7 @@ import tapeflow as tf
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "keras3_attention")
 CASES = ["tv_int", "tv_int_ragged", "tv_chars_count", "tv_multi_hot", "tv_tf_idf", "tv_tokens",
          "tv_given_vocabulary", "sl_int_mask", "sl_one_hot", "sl_multi_hot", "sl_count_padded", "sl_tf_idf",
-         "sl_tf_idf_given", "sl_no_oov", "il_int", "il_oov3_mask", "il_count", "il_invert", "sl_invert"]
+         "sl_tf_idf_given", "sl_oov3", "sl_no_oov", "il_int", "il_oov3_mask", "il_count", "il_invert", "sl_invert"]
 
 
 def _load(name, kind):
@@ -68,3 +68,10 @@ def test_keras_text_vectorization_into_embedding_predicts_as_keras():
     x, expected = _load("tv_embedding", "x")["x"], _load("tv_embedding", "pred")
     np.testing.assert_array_equal(model.layers[1](x).numpy(), expected["tokens"])
     np.testing.assert_allclose(model.predict(x, verbose=0), expected["y"], rtol=1e-5, atol=1e-6)
+
+
+def test_fingerprint64_buckets_as_tensorflow():
+    from tapeflow.layers.preprocessing.farmhash import fingerprint64
+    reference = _load("farmhash", "tf")   # tf.strings.to_hash_bucket_fast(data, 2**63 - 1)
+    for data, bucket in zip(reference["data"], reference["buckets"]):
+        assert fingerprint64(bytes.fromhex(str(data))) % (2 ** 63 - 1) == int(bucket), len(data) // 2

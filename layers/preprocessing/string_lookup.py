@@ -1,9 +1,14 @@
-"""StringLookup: strings to vocabulary indices (or encoded vectors), and back with ``invert``."""
+"""StringLookup: strings to vocabulary indices (or encoded vectors), and back with ``invert``.
+
+With several OOV indices, an out-of-vocabulary string ``s`` goes to OOV index
+``fingerprint64(utf-8 bytes of s) mod num_oov_indices``, as TensorFlow buckets strings.
+"""
 import numpy as np
 
 from tapeflow.framework.tensor import Tensor
 
 from ..serialization_lib import keras_export
+from .farmhash import fingerprint64
 from .index_lookup import IndexLookup
 
 
@@ -22,10 +27,6 @@ class StringLookup(IndexLookup):
                  encoding="utf-8", name=None, **kwargs):
         if encoding != "utf-8":
             raise ValueError(f"StringLookup: only encoding='utf-8' is supported. Received: encoding={encoding!r}")
-        if num_oov_indices > 1:
-            raise ValueError("StringLookup: num_oov_indices > 1 spreads out-of-vocabulary strings over buckets with "
-                             "TensorFlow's FarmHash fingerprint, which tapeflow does not implement; use "
-                             f"num_oov_indices=0 or 1. Received: num_oov_indices={num_oov_indices}")
         self.encoding = encoding
         super().__init__(max_tokens=max_tokens, num_oov_indices=num_oov_indices, mask_token=mask_token,
                          oov_token=oov_token, vocabulary_dtype="string", vocabulary=vocabulary,
@@ -37,6 +38,9 @@ class StringLookup(IndexLookup):
 
     def _term_keys(self, values):
         return [v if type(v) is str else as_text(v) for v in values]
+
+    def _oov_bucket(self, key, n_oov):
+        return fingerprint64(key.encode("utf-8")) % n_oov
 
     def _parse_vocabulary_line(self, line):
         return line
