@@ -144,6 +144,9 @@ def test_mha_errors():
         L.MultiHeadAttention(2, 2)(_normal(2, 3, 4))
     with pytest.raises(ValueError, match="attention_axes"):
         L.MultiHeadAttention(2, 2, attention_axes=(3,))(_normal(2, 3, 4), _normal(2, 3, 4))
+    with pytest.raises(ValueError, match="one attention axis"):
+        x = _normal(2, 3, 4, 5)
+        L.MultiHeadAttention(2, 2, attention_axes=(1, 2))(x, x, use_causal_mask=True)
 
 
 def test_mha_gradients_first_and_second_order():

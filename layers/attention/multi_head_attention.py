@@ -285,6 +285,9 @@ class MultiHeadAttention(Layer):
             auto_mask = combine(array_ops.expand_dims(_as_bool(value_mask), -2))   # (B, 1, S)
         if key_mask is not None:
             auto_mask = combine(array_ops.expand_dims(_as_bool(key_mask), -2))
+        if (use_causal_mask or self._sliding_window is not None) and len(self._attention_axes) != 1:
+            raise ValueError(f"MultiHeadAttention layer '{self.name}': `use_causal_mask` and `sliding_window` order "
+                             f"the positions of one attention axis, but attention_axes={self._attention_axes}.")
         query_length, value_length = _static_shape(query)[1], _static_shape(value)[1]
         if use_causal_mask:
             auto_mask = combine(Tensor(causal_mask(query_length, value_length)))
