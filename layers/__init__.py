@@ -49,7 +49,9 @@ from .convolutional import (Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, De
                             SeparableConv1D, SeparableConv2D)
 from .pooling import (AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D,  # noqa: F401
                       GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
-from .core import Identity, Lambda  # noqa: F401
+from .core import EinsumDense, Identity, Lambda  # noqa: F401
+from .attention import AdditiveAttention, Attention, MultiHeadAttention  # noqa: F401
+from .preprocessing import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
 from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise,  # noqa: F401
                              SpatialDropout1D, SpatialDropout2D)
 from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401

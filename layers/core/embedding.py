@@ -14,6 +14,8 @@ class Embedding(Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  embeddings_constraint=None, mask_zero=False, weights=None, lora_rank=None, **kwargs):
         kwargs.pop("input_length", None)
+        if kwargs.pop("quantization_config", None) is not None:   # Keras 3.15 writes null
+            raise ValueError("Embedding: quantization is not supported by tapeflow.")
         super().__init__(**kwargs)
         for name, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if not isinstance(value, int) or value <= 0:

@@ -231,7 +231,8 @@ class Functional(Model):
             config["name"] = layer.name
             config["inbound_nodes"] = [
                 {"args": tree.map_structure(serialize_arg, list(node.call_args)),
-                 "kwargs": {k: serialize_arg(v) for k, v in node.call_kwargs.items() if k != "training"}}
+                 "kwargs": {k: tree.map_structure(serialize_arg, v) for k, v in node.call_kwargs.items()
+                            if k != "training"}}
                 for node in layer._inbound_nodes if id(node) in self._node_ids and not node.is_input]
             layers.append(config)
 
@@ -283,7 +284,10 @@ def functional_from_config(cls, config, custom_objects=None):
             tensors = [tensor_from_history(entry) for entry in node]
             kwargs = node[0][3] if node and len(node[0]) > 3 and isinstance(node[0][3], dict) else {}
             args = [tensors[0] if len(tensors) == 1 else tensors]
-        kwargs.pop("mask", None)
+        # A mask passed explicitly as graph tensors (``Attention()([q, v], mask=[qm, vm])``) is an input of
+        # the node; any other stored mask is dropped.
+        if not any(isinstance(t, KerasTensor) for t in tree.flatten(kwargs.get("mask"))):
+            kwargs.pop("mask", None)
         layer(*args, **kwargs)
 
     progress = True

@@ -14,3 +14,5 @@ from tapeflow.layers import (ActivityRegularization, AlphaDropout, Cropping1D, C
 from tapeflow.layers import Lambda  # noqa: F401
 from tapeflow.layers import Dot, add, average, concatenate, dot, maximum, minimum, multiply, subtract  # noqa: F401
 from tapeflow.layers import GroupNormalization, Normalization, Rescaling, UnitNormalization  # noqa: F401
+from tapeflow.layers import AdditiveAttention, Attention, EinsumDense, MultiHeadAttention  # noqa: F401
+from tapeflow.layers import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
