@@ -42,6 +42,7 @@ newaxis = None
 
 _LAZY = {
     "data": ("tapeflow.data", None),
+    "image": ("tapeflow.image", None),
     "keras": ("tapeflow.keras", None),
     "layers": ("tapeflow.layers", None),
     "optimizers": ("tapeflow.optimizers", None),

@@ -1,0 +1,121 @@
+"""Image ops: resizing (four methods, each with its adjoint), contrast, and projective transforms.
+
+    ResizeBilinear(x), ResizeBicubic(x),   resample (..., H, W, C) to (..., h, w, C), along W then
+    ResizeNearestNeighbor(x), ResizeArea(x)   along H (tapeflow.kernels.image holds the taps)
+    Resize*Grad(g)                          the adjoint: linear in g, its gradient is the forward
+
+Every resize is linear in the image, so each op and its adjoint are each other's
+gradient and every derivative order stays in the family. ResizeArea has no gradient,
+nor has AdjustContrastv2, as in TensorFlow (asking for one raises LookupError).
+"""
+import numpy as np
+
+from ..framework.batching import declare, elementwise
+from ..framework.errors import InvalidArgumentError
+from .common import RegisterGradient, execute, register_op
+
+
+def _kernels():
+    from ..kernels import image
+    return image
+
+
+_H, _W = -3, -2     # spatial axes of a channels-last image (any leading axes: batch, stacked cotangents)
+
+
+def _resample(x, size, method, align_corners, half_pixel_centers):
+    K = _kernels()
+    out = x
+    for axis, n_out in ((_W, size[1]), (_H, size[0])):
+        n_in = out.shape[axis]
+        if method == "bilinear":
+            out = K.lerp_axis(out, *K.linear_taps(n_in, n_out, align_corners, half_pixel_centers), axis)
+        elif method == "nearest":
+            out = out.take(K.nearest_taps(n_in, n_out, align_corners, half_pixel_centers), axis)
+        elif method == "bicubic":
+            out = K.taps_axis(out, *K.cubic_taps(n_in, n_out, align_corners, half_pixel_centers), axis)
+        else:
+            idx, weights, valid, _ = K.area_taps(n_in, n_out)
+            out = K.taps_axis(out, idx, weights, axis, valid)
+    if method == "area":
+        sh = K.area_taps(x.shape[_H], size[0])[3]
+        sw = K.area_taps(x.shape[_W], size[1])[3]
+        out = out * out.dtype.type(np.float32(1.0 / np.float64(sh * sw)))
+    return out
+
+
+def _resample_adjoint(g, size, method, align_corners, half_pixel_centers):
+    """The adjoint of _resample onto an image of spatial ``size``: along H, then along W."""
+    K = _kernels()
+    out = g
+    for axis, n_in in ((_H, size[0]), (_W, size[1])):
+        n_out = out.shape[axis]
+        if method == "bilinear":
+            out = K.lerp_axis_adjoint(out, *K.linear_taps(n_in, n_out, align_corners, half_pixel_centers),
+                                      n_in, axis)
+        elif method == "nearest":
+            out = K.scatter_axis(out, K.nearest_taps(n_in, n_out, align_corners, half_pixel_centers), n_in, axis)
+        else:
+            out = K.taps_axis_adjoint(out, *K.cubic_taps(n_in, n_out, align_corners, half_pixel_centers),
+                                      n_in, axis)
+    return out
+
+
+_RESIZE_OPS = {"bilinear": "ResizeBilinear", "nearest": "ResizeNearestNeighbor", "bicubic": "ResizeBicubic",
+               "area": "ResizeArea"}
+
+
+def _register_resize(method, op_type):
+    @register_op(op_type)
+    def _forward(x, size, align_corners, half_pixel_centers):
+        return _resample(x, size, method, align_corners, half_pixel_centers)
+
+    if method == "area":
+        return
+
+    @register_op(op_type + "Grad")
+    def _adjoint(g, size, align_corners, half_pixel_centers):
+        return _resample_adjoint(g, size, method, align_corners, half_pixel_centers)
+
+    @RegisterGradient(op_type)
+    def _grad(op, grad):
+        x = op.inputs[0]._value
+        return execute(op_type + "Grad", (grad,), dict(op.attrs, size=(x.shape[_H], x.shape[_W])))
+
+    @RegisterGradient(op_type + "Grad")
+    def _grad_of_adjoint(op, grad):
+        g = op.inputs[0]._value
+        return execute(op_type, (grad,), dict(op.attrs, size=(g.shape[_H], g.shape[_W])))
+
+
+for _method, _op_type in _RESIZE_OPS.items():
+    _register_resize(_method, _op_type)
+
+# Each image (row of axis 0) is resampled on its own.
+declare(elementwise, *_RESIZE_OPS.values(), *(t + "Grad" for m, t in _RESIZE_OPS.items() if m != "area"))
+
+
+def resize_image(images, size, method, align_corners=False, half_pixel_centers=True):
+    """Resamples a (N, H, W, C) tensor; a float tensor for every method but nearest, which keeps
+    any dtype. The caller converts dtypes."""
+    x = images
+    if method != "nearest" and x._value.dtype.kind != "f":
+        raise InvalidArgumentError(f"resize: the {method} method needs a float image, got {x.dtype.name}")
+    size = (int(size[0]), int(size[1]))
+    if x._value.shape[_H] == 0 or x._value.shape[_W] == 0:
+        raise InvalidArgumentError(f"resize: the input image has an empty spatial dimension: shape {x.shape}")
+    return execute(_RESIZE_OPS[method], (x,), {"size": size, "align_corners": bool(align_corners),
+                                              "half_pixel_centers": bool(half_pixel_centers)})
+
+
+# -------------------------------------------------------------- contrast ---
+@register_op("AdjustContrastv2")
+def _adjust_contrast_fwd(images, contrast_factor):
+    """Per image and channel: (x - mean) * factor + mean, the mean over the spatial axes."""
+    x = images.astype(np.float32) if images.dtype != np.float32 else images
+    mean = x.mean(axis=(_H, _W), keepdims=True, dtype=np.float32)
+    return ((x - mean) * np.float32(contrast_factor) + mean).astype(np.float32)
+
+
+def adjust_contrast(images, contrast_factor):
+    return execute("AdjustContrastv2", (images, contrast_factor))
