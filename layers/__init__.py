@@ -53,3 +53,5 @@ from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropo
                              SpatialDropout1D, SpatialDropout2D)
 from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401
                                    UpSampling2D, ZeroPadding1D, ZeroPadding2D)
+from .preprocessing import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
+                            RandomRotation, RandomTranslation, RandomZoom, Resizing)

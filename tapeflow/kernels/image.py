@@ -148,3 +148,91 @@ def taps_axis_adjoint(g, idx, weights, n_in, axis, valid=None):
             term = np.where(_shape_for(valid[:, k], axis, g.ndim), term, 0)
         out += scatter_axis(term, idx[:, k], n_in, axis)
     return out
+
+
+# ------------------------------------------------------- projective transforms ---
+def _trunc_int(v):
+    return np.trunc(v).astype(np.int64).astype(_F)
+
+
+def map_coordinates(coord, n, fill_mode):
+    """Where an output pixel reads along an axis of length n, after the fill mode folds the coordinate
+    into the image; "constant" leaves it outside (read as the fill value)."""
+    if fill_mode == "constant":
+        return coord
+    if n <= 1:
+        return np.zeros_like(coord)
+    n_f = _F(n)
+    c = coord.copy()
+    if fill_mode == "reflect":      # d c b a | a b c d | d c b a
+        low, high = c < 0, c > n_f - 1
+        two = _F(2 * n)
+        lo = two * _trunc_int(-c[low] / two) + c[low]
+        c[low] = np.where(lo < -n_f, lo + two, -lo - _F(1))
+        hi = c[high] - two * _trunc_int(c[high] / two)
+        c[high] = np.where(hi >= n_f, two - hi - _F(1), hi)
+    elif fill_mode == "mirror":     # d c b | a b c d | c b a
+        period = _F(2 * (n - 1))
+        c = np.abs(c)
+        c = c - period * np.floor(c / period)
+        c = np.where(c > n_f - 1, period - c, c)
+    elif fill_mode == "wrap":       # a b c d | a b c d | a b c d
+        low, high = c < 0, c > n_f - 1
+        span = _F(n - 1)
+        c[low] = c[low] + n_f * (_trunc_int(-c[low] / span) + _F(1))
+        c[high] = c[high] - n_f * _trunc_int(c[high] / span)
+    return np.clip(c, _F(0), n_f - _F(1))
+
+
+def transform_taps(transforms, height, width, fill_mode, interpolation):
+    """For 8-parameter transforms (B, 8), mapping output (x, y) to input ((a0 x + a1 y + a2) / k,
+    (a3 x + a4 y + a5) / k) with k = a6 x + a7 y + 1: the pixels each output pixel reads, (rows, cols)
+    of shape (B, H, W, T), and the blend weights (B, H, W, T). T = 1 (nearest) or 4 (bilinear:
+    (y0, x0), (y0, x1), (y1, x0), (y1, x1)). A tap outside the image has row -1: it reads the fill
+    value, as does every tap of a pixel whose k is 0."""
+    t = transforms.astype(_F)[:, :, None, None]
+    y, x = np.meshgrid(np.arange(height, dtype=_F), np.arange(width, dtype=_F), indexing="ij")
+    k = t[:, 6] * x + t[:, 7] * y + _F(1)
+    degenerate = k == 0
+    safe = np.where(degenerate, _F(1), k)
+    in_x = map_coordinates((t[:, 0] * x + t[:, 1] * y + t[:, 2]) / safe, width, fill_mode)
+    in_y = map_coordinates((t[:, 3] * x + t[:, 4] * y + t[:, 5]) / safe, height, fill_mode)
+    if interpolation == "nearest":     # rounding half away from zero
+        rows = np.copysign(np.floor(np.abs(in_y) + _F(0.5)), in_y)[..., None]
+        cols = np.copysign(np.floor(np.abs(in_x) + _F(0.5)), in_x)[..., None]
+        weights = np.ones_like(rows)
+    else:
+        y0, x0 = np.floor(in_y), np.floor(in_x)
+        dy, dx = in_y - y0, in_x - x0
+        rows = np.stack([y0, y0, y0 + 1, y0 + 1], axis=-1)
+        cols = np.stack([x0, x0 + 1, x0, x0 + 1], axis=-1)
+        weights = np.stack([(_F(1) - dy) * (_F(1) - dx), (_F(1) - dy) * dx, dy * (_F(1) - dx), dy * dx], axis=-1)
+    inside = (rows >= 0) & (rows <= height - 1) & (cols >= 0) & (cols <= width - 1) & ~degenerate[..., None]
+    return np.where(inside, rows, -1).astype(np.int64), np.where(inside, cols, 0).astype(np.int64), weights
+
+
+def project(images, transforms, fill_value, fill_mode, interpolation):
+    """The projective transform of images (B, H, W, C): each output pixel blends its taps' pixels."""
+    b, h, w, c = images.shape
+    rows, cols, weights = transform_taps(np.broadcast_to(transforms, (b, 8)), h, w, fill_mode, interpolation)
+    batch = np.arange(b)[:, None, None, None]
+    fill = images.dtype.type(fill_value)
+    reads = np.where((rows >= 0)[..., None], images[batch, np.maximum(rows, 0), cols], fill)   # (B, H, W, T, C)
+    weights = weights.astype(images.dtype)[..., None]
+    out = reads[..., 0, :] * weights[..., 0, :]
+    for tap in range(1, rows.shape[-1]):
+        out = out + reads[..., tap, :] * weights[..., tap, :]
+    return out
+
+
+def project_adjoint(grads, transforms, fill_mode, interpolation):
+    """The adjoint of ``project`` in the images (with the fill value held at 0)."""
+    b, h, w, c = grads.shape
+    rows, cols, weights = transform_taps(np.broadcast_to(transforms, (b, 8)), h, w, fill_mode, interpolation)
+    batch = np.broadcast_to(np.arange(b)[:, None, None, None], rows.shape)
+    keep = rows >= 0
+    flat = ((batch * h + rows) * w + cols)[keep]
+    contributions = (grads[:, :, :, None, :] * weights.astype(grads.dtype)[..., None])[keep]
+    out = np.zeros((b * h * w, c), grads.dtype)
+    np.add.at(out, flat, contributions)
+    return out.reshape(b, h, w, c)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..framework.batching import declare, elementwise
 from ..framework.errors import InvalidArgumentError
+from ..framework.tensor import Tensor
 from .common import RegisterGradient, execute, register_op
 
 
@@ -119,3 +120,57 @@ def _adjust_contrast_fwd(images, contrast_factor):
 
 def adjust_contrast(images, contrast_factor):
     return execute("AdjustContrastv2", (images, contrast_factor))
+
+
+# ------------------------------------------------------- projective transform ---
+@register_op("ImageProjectiveTransformV3")
+def _projective_fwd(images, transforms, fill_value, interpolation, fill_mode):
+    return _kernels().project(images, transforms, fill_value, fill_mode, interpolation)
+
+
+@register_op("ImageProjectiveTransformV3Grad")
+def _projective_adjoint_fwd(grads, transforms, interpolation, fill_mode):
+    return _kernels().project_adjoint(grads, transforms, fill_mode, interpolation)
+
+
+@RegisterGradient("ImageProjectiveTransformV3")
+def _projective_grad(op, grad):
+    images, transforms, _ = op.inputs
+    if grad._value.ndim != 4:
+        raise NotImplementedError("The gradient of ImageProjectiveTransformV3 takes one cotangent at a time "
+                                  "(no stacked jacobian)")
+    attrs = {"interpolation": op.attrs["interpolation"], "fill_mode": op.attrs["fill_mode"]}
+    return execute("ImageProjectiveTransformV3Grad", (grad, transforms), attrs), None, None
+
+
+@RegisterGradient("ImageProjectiveTransformV3Grad")
+def _projective_adjoint_grad(op, grad):
+    _, transforms = op.inputs
+    zero = Tensor(np.zeros((), grad._value.dtype))
+    return execute("ImageProjectiveTransformV3", (grad, transforms, zero), dict(op.attrs)), None
+
+
+_FILL_MODES = ("constant", "nearest", "wrap", "mirror", "reflect")
+
+
+def projective_transform(images, transforms, interpolation="bilinear", fill_mode="constant", fill_value=0.0):
+    """Transforms a float (N, H, W, C) batch by (N, 8) or (1, 8) output-to-input maps (tf.raw_ops'
+    ImageProjectiveTransformV3, Keras's affine_transform)."""
+    interpolation, fill_mode = interpolation.lower(), fill_mode.lower()
+    if interpolation not in ("nearest", "bilinear"):
+        raise ValueError(f"Invalid value for argument `interpolation`. Expected one of ['nearest', 'bilinear']. "
+                         f"Received: interpolation={interpolation}")
+    if fill_mode not in _FILL_MODES:
+        raise ValueError(f"Invalid value for argument `fill_mode`. Expected one of {list(_FILL_MODES)}. "
+                         f"Received: fill_mode={fill_mode}")
+    x = images
+    if x._value.ndim != 4 or x._value.dtype.kind != "f":
+        raise InvalidArgumentError(f"projective transform: images must be a float (N, H, W, C) tensor, got "
+                                   f"{x.dtype.name} of shape {x.shape}")
+    t = transforms
+    if t._value.ndim != 2 or t._value.shape[1] != 8 or t._value.shape[0] not in (1, x._value.shape[0]):
+        raise InvalidArgumentError(f"projective transform: transforms must have shape (N, 8) or (1, 8) for "
+                                   f"{x._value.shape[0]} images, got {t.shape}")
+    fill = Tensor(np.asarray(fill_value, x._value.dtype))
+    return execute("ImageProjectiveTransformV3", (x, t, fill),
+                   {"interpolation": interpolation, "fill_mode": fill_mode})
