@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from gradcheck import check_gradients
+from gradcheck import check_gradients, check_jacobian
 from tapeflow.layers import preprocessing as P
 from tapeflow.ops import image_ops
 
@@ -197,6 +197,7 @@ def test_projective_transform_gradient_first_and_second_order():
     for interp in ("bilinear", "nearest"):
         for mode in ("constant", "reflect"):
             check_gradients(lambda v: image_ops.projective_transform(v, t, interp, mode, 0.0), x)
+            check_jacobian(lambda v: image_ops.projective_transform(v, t, interp, mode, 0.0), x)
             check_gradients(lambda v: image_ops.projective_transform(
                 image_ops.projective_transform(v, t, interp, mode, 0.0) ** 2, t, interp, mode), x)
 

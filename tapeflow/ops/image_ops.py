@@ -94,6 +94,7 @@ for _method, _op_type in _RESIZE_OPS.items():
 
 # Each image (row of axis 0) is resampled on its own.
 declare(elementwise, *_RESIZE_OPS.values(), *(t + "Grad" for m, t in _RESIZE_OPS.items() if m != "area"))
+declare(elementwise, "AdjustContrastv2")
 
 
 def resize_image(images, size, method, align_corners=False, half_pixel_centers=True):
@@ -123,22 +124,31 @@ def adjust_contrast(images, contrast_factor):
 
 
 # ------------------------------------------------------- projective transform ---
+def _over_stacks(a, transforms, fn):
+    """``fn(batch, transforms)`` with any leading axes of ``a`` (stacked cotangents) folded into the batch."""
+    if a.ndim == 4:
+        return fn(a, transforms)
+    lead = a.shape[:-4]
+    per_image = np.broadcast_to(transforms, (a.shape[-4], 8))
+    out = fn(a.reshape((-1,) + a.shape[-3:]), np.tile(per_image, (int(np.prod(lead)), 1)))
+    return out.reshape(a.shape)
+
+
 @register_op("ImageProjectiveTransformV3")
 def _projective_fwd(images, transforms, fill_value, interpolation, fill_mode):
-    return _kernels().project(images, transforms, fill_value, fill_mode, interpolation)
+    return _over_stacks(images, transforms,
+                        lambda a, t: _kernels().project(a, t, fill_value, fill_mode, interpolation))
 
 
 @register_op("ImageProjectiveTransformV3Grad")
 def _projective_adjoint_fwd(grads, transforms, interpolation, fill_mode):
-    return _kernels().project_adjoint(grads, transforms, fill_mode, interpolation)
+    return _over_stacks(grads, transforms,
+                        lambda a, t: _kernels().project_adjoint(a, t, fill_mode, interpolation))
 
 
 @RegisterGradient("ImageProjectiveTransformV3")
 def _projective_grad(op, grad):
     images, transforms, _ = op.inputs
-    if grad._value.ndim != 4:
-        raise NotImplementedError("The gradient of ImageProjectiveTransformV3 takes one cotangent at a time "
-                                  "(no stacked jacobian)")
     attrs = {"interpolation": op.attrs["interpolation"], "fill_mode": op.attrs["fill_mode"]}
     return execute("ImageProjectiveTransformV3Grad", (grad, transforms), attrs), None, None
 
