@@ -282,7 +282,7 @@ SCHEMAS = {
     "Assert": OpSchema(message=string, summarize=count),
     **{op: _RESIZE for op in ("ResizeBilinear", "ResizeBilinearGrad", "ResizeNearestNeighbor",
                               "ResizeNearestNeighborGrad", "ResizeBicubic", "ResizeBicubicGrad", "ResizeArea")},
-    "AdjustContrastv2": OpSchema(inputs=2),
+    "AdjustContrastv2": OpSchema(inputs=2), "AdjustHue": OpSchema(inputs=2), "AdjustSaturation": OpSchema(inputs=2),
     "ImageProjectiveTransformV3": OpSchema(inputs=3, interpolation=one_of("nearest", "bilinear"),
                                            fill_mode=one_of("constant", "nearest", "wrap", "mirror", "reflect")),
     "ImageProjectiveTransformV3Grad": OpSchema(inputs=2, interpolation=one_of("nearest", "bilinear"),

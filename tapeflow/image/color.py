@@ -98,3 +98,38 @@ def per_image_standardization(image):
     stddev = reduction_ops.reduce_std(x, axes, keepdims=True)
     adjusted = math_ops.maximum(stddev, np.float32(1.0) / np.sqrt(np.float32(n)))
     return math_ops.divide(math_ops.subtract(x, mean), adjusted)
+
+
+# ------------------------------------------------------------------- HSV ---
+def _float_op(op_type, image, *scalars):
+    """An RGB colour op on the image as float32, converted back to the image's dtype."""
+    x = to_tensor(image)
+    flt = math_ops.cast(_as_float(x), dtypes.float32)
+    out = image_ops.colour_op(op_type, flt, *(to_tensor(v, dtype=dtypes.float32) for v in scalars))
+    return convert_image_dtype(math_ops.cast(out, _as_float(x).dtype), x.dtype, saturate=True)
+
+
+def rgb_to_hsv(images, name=None):
+    x = to_tensor(images)
+    if not x.dtype.is_floating:
+        raise TypeError(f"rgb_to_hsv: images must be float16, float32 or float64, got {x.dtype.name}")
+    return math_ops.cast(image_ops.colour_op("RGBToHSV", math_ops.cast(x, dtypes.float32)), x.dtype)
+
+
+def hsv_to_rgb(images, name=None):
+    x = to_tensor(images)
+    if not x.dtype.is_floating:
+        raise TypeError(f"hsv_to_rgb: images must be float16, float32 or float64, got {x.dtype.name}")
+    return math_ops.cast(image_ops.colour_op("HSVToRGB", math_ops.cast(x, dtypes.float32)), x.dtype)
+
+
+def adjust_hue(image, delta, name=None):
+    """Rotates the hue by ``delta`` (a fraction of the colour wheel, in [-1, 1])."""
+    if not -1 <= float(to_tensor(delta)._value) <= 1:
+        raise ValueError(f"adjust_hue: delta must be in the interval [-1, 1], got {delta}")
+    return _float_op("AdjustHue", image, delta)
+
+
+def adjust_saturation(image, saturation_factor, name=None):
+    """Multiplies the saturation by ``saturation_factor`` (clipped to [0, 1])."""
+    return _float_op("AdjustSaturation", image, saturation_factor)

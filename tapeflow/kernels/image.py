@@ -236,3 +236,50 @@ def project_adjoint(grads, transforms, fill_mode, interpolation):
     out = np.zeros((b * h * w, c), grads.dtype)
     np.add.at(out, flat, contributions)
     return out.reshape(b, h, w, c)
+
+
+# ------------------------------------------------------------------ HSV colour ---
+def rgb_to_hsv(rgb):
+    """(..., 3) RGB in [0, 1] to HSV, in float32 as TensorFlow's kernel computes it."""
+    rgb = rgb.astype(_F, copy=False)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    v = np.maximum(np.maximum(r, g), b)
+    spread = v - np.minimum(np.minimum(r, g), b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(v > 0, spread / v, _F(0))
+        norm = _F(1) / (_F(6) * spread)
+        h = np.where(r == v, norm * (g - b),
+                     np.where(g == v, norm * (b - r) + _F(2.0 / 6.0), norm * (r - g) + _F(4.0 / 6.0)))
+    h = np.where(spread > 0, h, _F(0))
+    h = np.where(h < 0, h + _F(1), h)
+    return np.stack([h, s, v], axis=-1).astype(_F)
+
+
+def hsv_to_rgb(hsv):
+    hsv = hsv.astype(_F, copy=False)
+    h, s, v = hsv[..., 0], hsv[..., 1], hsv[..., 2]
+    c = s * v
+    m = v - c
+    dh = h * _F(6)
+    category = np.trunc(dh).astype(np.int64)
+    fmodu = dh - _F(2) * np.floor(dh / _F(2))               # dh folded into [0, 2)
+    fmodu = np.where(fmodu <= 0, fmodu + _F(2), fmodu)
+    x = c * (_F(1) - np.abs(fmodu - _F(1)))
+    zero = np.zeros_like(c)
+    choices = [(c, x, zero), (x, c, zero), (zero, c, x), (zero, x, c), (x, zero, c), (c, zero, x)]
+    out = [np.select([category == k for k in range(6)], [choice[i] for choice in choices], zero) + m
+           for i in range(3)]
+    return np.stack(out, axis=-1).astype(_F)
+
+
+def adjust_hue(rgb, delta):
+    hsv = rgb_to_hsv(rgb)
+    h = np.fmod(hsv[..., 0] + _F(delta), _F(1))
+    hsv[..., 0] = np.where(h < 0, h + _F(1), h)
+    return hsv_to_rgb(hsv)
+
+
+def adjust_saturation(rgb, scale):
+    hsv = rgb_to_hsv(rgb)
+    hsv[..., 1] = np.clip(hsv[..., 1] * _F(scale), _F(0), _F(1))
+    return hsv_to_rgb(hsv)

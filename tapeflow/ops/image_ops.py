@@ -184,3 +184,34 @@ def projective_transform(images, transforms, interpolation="bilinear", fill_mode
     fill = Tensor(np.asarray(fill_value, x._value.dtype))
     return execute("ImageProjectiveTransformV3", (x, t, fill),
                    {"interpolation": interpolation, "fill_mode": fill_mode})
+
+
+# ------------------------------------------------------------ HSV colour ---
+# None of these has a gradient in TensorFlow either (asking for one raises LookupError).
+@register_op("RGBToHSV")
+def _rgb_to_hsv_fwd(images):
+    return _kernels().rgb_to_hsv(images)
+
+
+@register_op("HSVToRGB")
+def _hsv_to_rgb_fwd(images):
+    return _kernels().hsv_to_rgb(images)
+
+
+@register_op("AdjustHue")
+def _adjust_hue_fwd(images, delta):
+    return _kernels().adjust_hue(images, delta)
+
+
+@register_op("AdjustSaturation")
+def _adjust_saturation_fwd(images, scale):
+    return _kernels().adjust_saturation(images, scale)
+
+
+declare(elementwise, "RGBToHSV", "HSVToRGB")
+
+
+def colour_op(op_type, images, *scalars):
+    if images._value.ndim < 1 or images._value.shape[-1] != 3:
+        raise InvalidArgumentError(f"{op_type}: the last dimension must be 3 (RGB or HSV), got shape {images.shape}")
+    return execute(op_type, (images,) + scalars)
