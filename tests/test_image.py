@@ -28,7 +28,9 @@ def bilinear_matrix(n_in, n_out):
 
 def keys_cubic(t, a=-0.5):
     t = abs(t)
-    return ((a + 2) * t - (a + 3)) * t * t + 1 if t <= 1 else (((a * t - 5 * a) * t + 8 * a) * t - 4 * a if t < 2 else 0.0)
+    if t <= 1:
+        return ((a + 2) * t - (a + 3)) * t * t + 1
+    return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a if t < 2 else 0.0
 
 
 def bicubic_matrix(n_in, n_out, quantize):
@@ -74,7 +76,8 @@ def test_resize_matches_keras_and_the_formulas(size):
     h, w = size
     bilinear = tf.image.resize(x, size).numpy()
     np.testing.assert_allclose(bilinear, FIXTURES[f"ops_resize_bilinear_{h}x{w}"], rtol=0, atol=4e-5)
-    np.testing.assert_allclose(bilinear, separable(x, bilinear_matrix(6, h), bilinear_matrix(7, w)), rtol=2e-6, atol=1e-5)
+    np.testing.assert_allclose(bilinear, separable(x, bilinear_matrix(6, h), bilinear_matrix(7, w)),
+                               rtol=2e-6, atol=1e-5)
     nearest = tf.image.resize(x, size, method="nearest").numpy()
     np.testing.assert_array_equal(nearest, FIXTURES[f"ops_resize_nearest_{h}x{w}"])
     bicubic = tf.image.resize(x, size, method=tf.image.ResizeMethod.BICUBIC).numpy()

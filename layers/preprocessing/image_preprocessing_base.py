@@ -16,7 +16,6 @@ class BaseImagePreprocessingLayer(Layer):
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
         self.data_format = standardize_data_format(data_format)
-        self.supports_masking = False
 
     # -- layout ----------------------------------------------------------------
     def _to_batch(self, inputs):
@@ -109,3 +108,16 @@ def factor_range(factor, name, low=-1.0, high=1.0, single=None):
         raise ValueError(f"The `{name}` argument should be a number (or a list of two numbers) in the range "
                          f"[{low:g}, {high:g}]. Received: {name}={factor}")
     return bounds
+
+
+_FILL_MODES = ("reflect", "wrap", "constant", "nearest")
+_INTERPOLATIONS = ("nearest", "bilinear")
+
+
+def check_fill_and_interpolation(fill_mode, interpolation):
+    """The geometric layers' arguments, with Keras's errors."""
+    if fill_mode not in _FILL_MODES:
+        raise NotImplementedError(f"Unknown `fill_mode` {fill_mode}. Expected of one {list(_FILL_MODES)}.")
+    if interpolation not in _INTERPOLATIONS:
+        raise NotImplementedError(f"Unknown `interpolation` {interpolation}. Expected of one "
+                                  f"{list(_INTERPOLATIONS)}.")

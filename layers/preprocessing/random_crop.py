@@ -10,8 +10,8 @@ from .resizing import smart_resize
 
 @keras_export("keras.layers.RandomCrop")
 class RandomCrop(BaseRandomLayer):
-    def __init__(self, height, width, seed=None, data_format=None, name=None, **kwargs):
-        super().__init__(seed=seed, data_format=data_format, name=name, **kwargs)
+    def __init__(self, height, width, seed=None, data_format=None, **kwargs):
+        super().__init__(seed=seed, data_format=data_format, **kwargs)
         self.height, self.width = int(height), int(width)
 
     def call(self, inputs, training=True):

@@ -1,11 +1,11 @@
 """RandomRotation: in training, rotates each image by a random fraction of a full turn about its centre."""
 import math
 
+from tapeflow.image import transforms
 from tapeflow.ops import math_ops
 
 from ..serialization_lib import keras_export
-from . import affine
-from .image_preprocessing_base import BaseRandomLayer, factor_range
+from .image_preprocessing_base import BaseRandomLayer, check_fill_and_interpolation, factor_range
 
 
 @keras_export("keras.layers.RandomRotation")
@@ -17,7 +17,7 @@ class RandomRotation(BaseRandomLayer):
         super().__init__(seed=seed, data_format=data_format, **kwargs)
         self.factor = factor
         self.angle_range = factor_range(factor, "factor", low=-math.inf, high=math.inf)
-        affine.check_fill_and_interpolation(fill_mode, interpolation)
+        check_fill_and_interpolation(fill_mode, interpolation)
         self.fill_mode, self.interpolation, self.fill_value = fill_mode, interpolation, fill_value
 
     def sample(self, batch, height, width):
@@ -26,9 +26,9 @@ class RandomRotation(BaseRandomLayer):
 
     def apply(self, images, params):
         height, width = images._value.shape[1:3]
-        radians = math_ops.divide(params["angle"], affine.DEGREES)
-        transforms = affine.rotation_transforms(radians, height, width)
-        return affine.transform(images, transforms, self.interpolation, self.fill_mode, self.fill_value)
+        radians = math_ops.divide(params["angle"], transforms.DEGREES)
+        maps = transforms.rotation_transforms(radians, height, width)
+        return transforms.transform(images, maps, self.interpolation, self.fill_mode, self.fill_value)
 
     def get_config(self):
         config = super().get_config()

@@ -1,9 +1,9 @@
 """RandomTranslation: in training, shifts each image by a random fraction of its height and width."""
+from tapeflow.image import transforms
 from tapeflow.ops import array_ops, math_ops
 
 from ..serialization_lib import keras_export
-from . import affine
-from .image_preprocessing_base import BaseRandomLayer, factor_range
+from .image_preprocessing_base import BaseRandomLayer, check_fill_and_interpolation, factor_range
 
 
 @keras_export("keras.layers.RandomTranslation")
@@ -17,7 +17,7 @@ class RandomTranslation(BaseRandomLayer):
         self.height_factor, self.width_factor = height_factor, width_factor
         self.height_range = factor_range(height_factor, "height_factor")
         self.width_range = factor_range(width_factor, "width_factor")
-        affine.check_fill_and_interpolation(fill_mode, interpolation)
+        check_fill_and_interpolation(fill_mode, interpolation)
         self.fill_mode, self.interpolation, self.fill_value = fill_mode, interpolation, fill_value
 
     def sample(self, batch, height, width):
@@ -27,8 +27,8 @@ class RandomTranslation(BaseRandomLayer):
 
     def apply(self, images, params):
         t = params["translations"]
-        transforms = affine.translation_transforms(t[:, 0], t[:, 1])
-        return affine.transform(images, transforms, self.interpolation, self.fill_mode, self.fill_value)
+        maps = transforms.translation_transforms(t[:, 0], t[:, 1])
+        return transforms.transform(images, maps, self.interpolation, self.fill_mode, self.fill_value)
 
     def get_config(self):
         config = super().get_config()

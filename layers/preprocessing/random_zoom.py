@@ -1,9 +1,9 @@
 """RandomZoom: in training, zooms each image in or out about its centre by a random factor per axis."""
+from tapeflow.image import transforms
 from tapeflow.ops import math_ops
 
 from ..serialization_lib import keras_export
-from . import affine
-from .image_preprocessing_base import BaseRandomLayer, factor_range
+from .image_preprocessing_base import BaseRandomLayer, check_fill_and_interpolation, factor_range
 
 
 @keras_export("keras.layers.RandomZoom")
@@ -18,7 +18,7 @@ class RandomZoom(BaseRandomLayer):
         self.height_range = factor_range(height_factor, "height_factor", low=-1.0, high=float("inf"))
         self.width_range = None if width_factor is None else \
             factor_range(width_factor, "width_factor", low=-1.0, high=float("inf"))
-        affine.check_fill_and_interpolation(fill_mode, interpolation)
+        check_fill_and_interpolation(fill_mode, interpolation)
         self.fill_mode, self.interpolation, self.fill_value = fill_mode, interpolation, fill_value
 
     def sample(self, batch, height, width):
@@ -30,8 +30,8 @@ class RandomZoom(BaseRandomLayer):
 
     def apply(self, images, params):
         height, width = images._value.shape[1:3]
-        transforms = affine.zoom_transforms(params["width_zoom"][:, 0], params["height_zoom"][:, 0], height, width)
-        return affine.transform(images, transforms, self.interpolation, self.fill_mode, self.fill_value)
+        maps = transforms.zoom_transforms(params["width_zoom"][:, 0], params["height_zoom"][:, 0], height, width)
+        return transforms.transform(images, maps, self.interpolation, self.fill_mode, self.fill_value)
 
     def get_config(self):
         config = super().get_config()

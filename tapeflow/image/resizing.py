@@ -34,9 +34,13 @@ def _method(method):
 
 
 def _size(size):
-    values = size._value.tolist() if hasattr(size, "_value") else list(np.asarray(size).tolist()) \
-        if not isinstance(size, (list, tuple)) else list(size)
-    if len(values) != 2:
+    if hasattr(size, "_value"):
+        values = size._value.tolist()
+    elif isinstance(size, (list, tuple)):
+        values = list(size)
+    else:
+        values = np.asarray(size).tolist()
+    if not isinstance(values, list) or len(values) != 2:
         raise ValueError("'size' must be a 1-D Tensor of 2 elements: new_height, new_width")
     h, w = (to_int(v, "size") for v in values)
     if h <= 0 or w <= 0:

@@ -1,4 +1,4 @@
-"""Image resampling on plain numpy arrays: resize taps along one axis, and projective transforms.
+"""Image kernels on plain numpy arrays: resize taps along one axis, projective transforms, HSV colour.
 
 Resizing is separable: along each spatial axis an output position reads a few input
 positions (its *taps*) with weights. Positions and weights follow TensorFlow's kernels,

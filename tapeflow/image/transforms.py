@@ -1,19 +1,9 @@
-"""What the random geometric layers share: their fill and interpolation arguments, and the 8-parameter
-output-to-input maps of translations, rotations and zooms (tf.raw_ops.ImageProjectiveTransformV3's)."""
+"""Geometric transforms of image batches: the 8-parameter output-to-input maps of translations,
+rotations and zooms (tf.raw_ops.ImageProjectiveTransformV3's convention), built with ops from
+per-image parameters, and ``transform`` that applies them."""
 import math
 
-from tapeflow.ops import array_ops, image_ops, math_ops
-
-_FILL_MODES = ("reflect", "wrap", "constant", "nearest")
-_INTERPOLATIONS = ("nearest", "bilinear")
-
-
-def check_fill_and_interpolation(fill_mode, interpolation):
-    if fill_mode not in _FILL_MODES:
-        raise NotImplementedError(f"Unknown `fill_mode` {fill_mode}. Expected of one {list(_FILL_MODES)}.")
-    if interpolation not in _INTERPOLATIONS:
-        raise NotImplementedError(f"Unknown `interpolation` {interpolation}. Expected of one "
-                                  f"{list(_INTERPOLATIONS)}.")
+from ..ops import array_ops, image_ops, math_ops
 
 
 def _zeros_like(v):
@@ -54,7 +44,8 @@ def zoom_transforms(zx, zy, height, width):
     return _stack([zx, zero, x_offset, zero, zy, y_offset, zero, zero])
 
 
-def transform(images, transforms, interpolation, fill_mode, fill_value):
+def transform(images, transforms, interpolation="bilinear", fill_mode="constant", fill_value=0.0):
+    """Output pixel (x, y) of image i blends the input around transforms[i] applied to (x, y)."""
     return image_ops.projective_transform(images, transforms, interpolation, fill_mode, fill_value)
 
 
