@@ -1,12 +1,15 @@
-"""Image ops: resizing (four methods, each with its adjoint), contrast, and projective transforms.
+"""Image ops: resizing, projective transforms, contrast and HSV colour (channels-last images).
 
-    ResizeBilinear(x), ResizeBicubic(x),   resample (..., H, W, C) to (..., h, w, C), along W then
-    ResizeNearestNeighbor(x), ResizeArea(x)   along H (tapeflow.kernels.image holds the taps)
-    Resize*Grad(g)                          the adjoint: linear in g, its gradient is the forward
+    ResizeBilinear(x), ResizeBicubic(x),      resample (..., H, W, C) to (..., h, w, C), one spatial
+    ResizeNearestNeighbor(x), ResizeArea(x)   axis after the other (tapeflow.kernels.image: the taps)
+    Resize*Grad(g)                            the adjoint: linear in g, its gradient is the forward
+    ImageProjectiveTransformV3(x, t, fill)    each output pixel reads x where the map t sends it
+    ImageProjectiveTransformV3Grad(g, t)      its adjoint in x
+    AdjustContrastv2, RGBToHSV, HSVToRGB, AdjustHue, AdjustSaturation
 
-Every resize is linear in the image, so each op and its adjoint are each other's
-gradient and every derivative order stays in the family. ResizeArea has no gradient,
-nor has AdjustContrastv2, as in TensorFlow (asking for one raises LookupError).
+Resizes and transforms are linear in the image, so each op and its adjoint are each other's
+gradient and every derivative order stays in the family. ResizeArea and the colour ops have no
+gradient, as in TensorFlow (asking for one raises LookupError).
 """
 import numpy as np
 
@@ -24,10 +27,17 @@ def _kernels():
 _H, _W = -3, -2     # spatial axes of a channels-last image (any leading axes: batch, stacked cotangents)
 
 
+def _axis_order(method):
+    """The order TensorFlow's kernels interpolate in (which decides the float rounding): bicubic
+    along H first, the others along W first."""
+    return (_H, _W) if method == "bicubic" else (_W, _H)
+
+
 def _resample(x, size, method, align_corners, half_pixel_centers):
     K = _kernels()
     out = x
-    for axis, n_out in ((_W, size[1]), (_H, size[0])):
+    for axis in _axis_order(method):
+        n_out = size[0] if axis == _H else size[1]
         n_in = out.shape[axis]
         if method == "bilinear":
             out = K.lerp_axis(out, *K.linear_taps(n_in, n_out, align_corners, half_pixel_centers), axis)
@@ -49,7 +59,8 @@ def _resample_adjoint(g, size, method, align_corners, half_pixel_centers):
     """The adjoint of _resample onto an image of spatial ``size``: along H, then along W."""
     K = _kernels()
     out = g
-    for axis, n_in in ((_H, size[0]), (_W, size[1])):
+    for axis in reversed(_axis_order(method)):
+        n_in = size[0] if axis == _H else size[1]
         n_out = out.shape[axis]
         if method == "bilinear":
             out = K.lerp_axis_adjoint(out, *K.linear_taps(n_in, n_out, align_corners, half_pixel_centers),
