@@ -120,34 +120,45 @@ def taps_axis(x, idx, weights, axis, valid=None):
     return out
 
 
-def scatter_axis(g, idx, n_in, axis):
-    """The adjoint of ``g.take(idx, axis)``: sums each slice of g into position idx of a length-n_in axis."""
+def _scatter_taps_loop(g, idx, weights, out):
+    """out[a, idx[i, k], b] += g[a, i, b] * weights[i, k] for every a, i, k, b (numba, compiled on first use)."""
+    for a in range(g.shape[0]):
+        for i in range(g.shape[1]):
+            for k in range(idx.shape[1]):
+                j = idx[i, k]
+                w = weights[i, k]
+                for b in range(g.shape[2]):
+                    out[a, j, b] += g[a, i, b] * w
+
+
+_SCATTER = []
+
+
+def scatter_taps(g, idx, weights, n_in, axis):
+    """The adjoint of blending taps along ``axis``: slice i of g adds weights[i, k] times itself to
+    input position idx[i, k], for every tap k (as TensorFlow's gradient kernels do, zero weights included)."""
+    if not _SCATTER:
+        from numba import njit
+        _SCATTER.append(njit(cache=True, nogil=True)(_scatter_taps_loop))
     axis = axis % g.ndim
-    moved = np.moveaxis(g, axis, 0)
-    out = np.zeros((n_in,) + moved.shape[1:], g.dtype)
-    if idx.size and np.all(idx[1:] >= idx[:-1]):   # monotonic taps: contiguous segments
-        targets, starts = np.unique(idx, return_index=True)
-        out[targets] += np.add.reduceat(moved, starts, axis=0)
-    else:
-        np.add.at(out, idx, moved)
-    return np.moveaxis(out, 0, axis)
+    outer, inner = int(np.prod(g.shape[:axis])), int(np.prod(g.shape[axis + 1:]))
+    out = np.zeros((outer, n_in, inner), g.dtype)
+    _SCATTER[0](np.ascontiguousarray(g).reshape(outer, g.shape[axis], inner), np.ascontiguousarray(idx),
+                np.ascontiguousarray(weights, dtype=g.dtype), out)
+    return out.reshape(g.shape[:axis] + (n_in,) + g.shape[axis + 1:])
 
 
 def lerp_axis_adjoint(g, lower, upper, lerp, n_in, axis):
-    l = _shape_for(lerp.astype(g.dtype), axis, g.ndim)
-    return scatter_axis(g - g * l, lower, n_in, axis) + scatter_axis(g * l, upper, n_in, axis)
+    lerp = lerp.astype(g.dtype)
+    return scatter_taps(g, np.stack([lower, upper], axis=1), np.stack([1 - lerp, lerp], axis=1), n_in, axis)
 
 
-def taps_axis_adjoint(g, idx, weights, n_in, axis, valid=None):
-    out = np.zeros(g.shape[:axis % g.ndim] + (n_in,) + g.shape[axis % g.ndim + 1:], g.dtype)
-    for k in range(idx.shape[1]):
-        if valid is not None and not valid[:, k].any():
-            continue
-        term = g * _shape_for(weights[:, k].astype(g.dtype), axis, g.ndim)
-        if valid is not None and not valid[:, k].all():
-            term = np.where(_shape_for(valid[:, k], axis, g.ndim), term, 0)
-        out += scatter_axis(term, idx[:, k], n_in, axis)
-    return out
+def taps_axis_adjoint(g, idx, weights, n_in, axis):
+    return scatter_taps(g, idx, weights, n_in, axis)
+
+
+def nearest_axis_adjoint(g, idx, n_in, axis):
+    return scatter_taps(g, idx[:, None], np.ones((len(idx), 1), g.dtype), n_in, axis)
 
 
 # ------------------------------------------------------- projective transforms ---

@@ -66,7 +66,8 @@ def _resample_adjoint(g, size, method, align_corners, half_pixel_centers):
             out = K.lerp_axis_adjoint(out, *K.linear_taps(n_in, n_out, align_corners, half_pixel_centers),
                                       n_in, axis)
         elif method == "nearest":
-            out = K.scatter_axis(out, K.nearest_taps(n_in, n_out, align_corners, half_pixel_centers), n_in, axis)
+            out = K.nearest_axis_adjoint(out, K.nearest_taps(n_in, n_out, align_corners, half_pixel_centers), n_in,
+                                         axis)
         else:
             out = K.taps_axis_adjoint(out, *K.cubic_taps(n_in, n_out, align_corners, half_pixel_centers),
                                       n_in, axis)
