@@ -218,3 +218,16 @@ def test_bad_arguments_raise_keras_errors():
         L.Resizing(2, 2, crop_to_aspect_ratio=True, pad_to_aspect_ratio=True)
     with pytest.raises(ValueError, match="rank 3"):
         L.CenterCrop(2, 2)(np.zeros((4, 4)))
+
+
+def test_output_dtypes_follow_keras():
+    xi = np.array([[[[0], [255], [10]], [[3], [100], [7]]]]).astype("uint8")
+    resized = L.Resizing(3, 4)(xi)
+    np.testing.assert_array_equal(resized.numpy(), F["uint8_resized"])      # rounded half to even
+    layers = {"RandomFlip": L.RandomFlip(), "RandomTranslation": L.RandomTranslation(0.1, 0.1),
+              "RandomRotation": L.RandomRotation(0.1), "RandomZoom": L.RandomZoom(0.1),
+              "RandomContrast": L.RandomContrast(0.1), "RandomBrightness": L.RandomBrightness(0.1),
+              "RandomCrop": L.RandomCrop(1, 2), "CenterCrop": L.CenterCrop(1, 2), "Resizing": L.Resizing(2, 2)}
+    for name, layer in layers.items():
+        got = [layer(v, training=t).dtype.name for v in (xi, xi.astype("float64")) for t in (False, True)]
+        assert got == F[f"dtypes_{name}"].tolist(), name

@@ -40,6 +40,13 @@ class BaseImagePreprocessingLayer(Layer):
         dtype = dtypes.as_dtype(self.compute_dtype)
         return x if x.dtype == dtype else math_ops.cast(x, dtype)
 
+    @staticmethod
+    def _as_integers_of(x, dtype):
+        """A float result back in an integer input's dtype: rounded half to even, saturated."""
+        if not dtype.is_integer:
+            return x
+        return math_ops.saturate_cast(math_ops.round(x), dtype)
+
     def _spatial_axes(self, rank):
         return (rank - 3, rank - 2) if self.data_format == "channels_last" else (rank - 2, rank - 1)
 
@@ -71,11 +78,15 @@ class BaseRandomLayer(BaseImagePreprocessingLayer):
 
     def call(self, inputs, training=True):
         if not training:
-            return inputs
+            return self.inference(inputs)
         x, single = self._to_batch(inputs)
         x = self._float(x)
         params = self.sample(x._value.shape[0], x._value.shape[1], x._value.shape[2])
         return self._from_batch(self.apply(x, params), single)
+
+    def inference(self, inputs):
+        """What the layer gives outside training: the input in the compute dtype (Keras's geometric layers)."""
+        return self._float(to_tensor(inputs))
 
     def sample(self, batch, height, width):
         """The random parameters of one call, as ops."""

@@ -1,5 +1,6 @@
 """RandomBrightness: in training, adds a random fraction of the value range to each image."""
 from tapeflow.ops import math_ops
+from tapeflow.ops.common import to_tensor
 
 from ..serialization_lib import keras_export
 from .image_preprocessing_base import BaseRandomLayer, factor_range
@@ -18,6 +19,15 @@ class RandomBrightness(BaseRandomLayer):
             raise ValueError(f"The `value_range` argument should be a list of two numbers, low then high. "
                              f"Received: value_range={value_range}")
         self.value_range = value_range
+
+    def call(self, inputs, training=True):
+        """Integer images stay integers (rounded), as in Keras; floats compute in the compute dtype."""
+        out = super().call(inputs, training)
+        return self._as_integers_of(out, to_tensor(inputs).dtype) if training else out
+
+    def inference(self, inputs):
+        x = to_tensor(inputs)
+        return x if x.dtype.is_integer else self._float(x)
 
     def sample(self, batch, height, width):
         span = float(self.value_range[1] - self.value_range[0])

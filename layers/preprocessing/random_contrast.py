@@ -18,6 +18,9 @@ class RandomContrast(BaseRandomLayer):
             self.factor = tuple(factor)
         self.value_range = tuple(value_range)
 
+    def inference(self, inputs):
+        return inputs
+
     def sample(self, batch, height, width):
         lower, upper = self.factor
         return {"contrast_factor": self.uniform((batch, 1, 1, 1), 1.0 - lower, 1.0 + upper)}

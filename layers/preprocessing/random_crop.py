@@ -2,6 +2,7 @@
 cropped to the target's aspect ratio and resized); the identity at inference, as in Keras 3.15."""
 from tapeflow.framework import dtypes
 from tapeflow.ops import array_ops, math_ops
+from tapeflow.ops.common import to_tensor
 
 from ..serialization_lib import keras_export
 from .image_preprocessing_base import BaseRandomLayer
@@ -16,11 +17,12 @@ class RandomCrop(BaseRandomLayer):
 
     def call(self, inputs, training=True):
         if not training:
-            return inputs
+            x = to_tensor(inputs)
+            return x if x.dtype.is_integer else self._float(x)     # Keras 3.15's inference dtypes
         x, single = self._to_batch(inputs)
         h, w = x._value.shape[1:3]
         if h >= self.height and w >= self.width:
-            out = self.apply(x, self.sample(x._value.shape[0], h, w))
+            out = self._float(self.apply(x, self.sample(x._value.shape[0], h, w)))
         else:
             out = self._float(smart_resize(self._float(x), self.height, self.width))
         return self._from_batch(out, single)

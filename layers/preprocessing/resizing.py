@@ -46,13 +46,15 @@ class Resizing(BaseImagePreprocessingLayer):
         self.antialias = antialias
 
     def transform_batch(self, images):
+        """Resized in the compute dtype; integer images come back as integers (rounded), as in Keras."""
         x = self._float(images)
         if self.crop_to_aspect_ratio:
-            return smart_resize(x, self.height, self.width, self.interpolation)
-        if self.pad_to_aspect_ratio:
-            x = self._pad_to_aspect_ratio(x)
-        return self._float(image_resize(x, [self.height, self.width], method=self.interpolation,
-                                        antialias=self.antialias))
+            out = smart_resize(x, self.height, self.width, self.interpolation)
+        else:
+            if self.pad_to_aspect_ratio:
+                x = self._pad_to_aspect_ratio(x)
+            out = image_resize(x, [self.height, self.width], method=self.interpolation, antialias=self.antialias)
+        return self._as_integers_of(self._float(out), images.dtype)
 
     def _pad_to_aspect_ratio(self, x):
         from tapeflow.ops import array_ops
