@@ -293,3 +293,16 @@ def test_per_image_standardization_matches_the_documented_example():
     # It computes in float32 (TensorFlow's output dtype), so the differences use a large step.
     check_gradients(lambda t: tf.image.per_image_standardization(t), rng.normal(size=(2, 2, 3, 1)),
                     eps=1e-2, atol=2e-3, rtol=2e-3)
+
+
+def test_batch_jacobian_of_a_resize_matches_per_image_jacobians():
+    x = tf.constant(rng.normal(size=(3, 4, 5, 1)))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tf.reshape(math_ops.sin(image_ops.resize_image(x, (2, 3), "bilinear")), [3, 6])
+    batched = tape.batch_jacobian(y, x).numpy()
+    full = tape.jacobian(y, x).numpy()
+    for i in range(3):
+        np.testing.assert_allclose(batched[i], full[i, :, i], rtol=1e-12)
+        others = np.delete(full[i], i, axis=1)
+        np.testing.assert_array_equal(others, 0)      # no image depends on another

@@ -104,9 +104,14 @@ def _register_resize(method, op_type):
 for _method, _op_type in _RESIZE_OPS.items():
     _register_resize(_method, _op_type)
 
-# Each image (row of axis 0) is resampled on its own.
-declare(elementwise, *_RESIZE_OPS.values(), *(t + "Grad" for m, t in _RESIZE_OPS.items() if m != "area"))
-declare(elementwise, "AdjustContrastv2")
+def _per_image(op, batched):
+    """Ops that work on each image of a batch on its own keep rows independent when axis 0 is the batch
+    (rank 4 or more), not when it is the height of a single image."""
+    return op.outputs[0]._value.ndim >= 4 and elementwise(op, batched)
+
+
+declare(_per_image, *_RESIZE_OPS.values(), *(t + "Grad" for m, t in _RESIZE_OPS.items() if m != "area"),
+        "AdjustContrastv2", "ImageProjectiveTransformV3", "ImageProjectiveTransformV3Grad")
 
 
 def resize_image(images, size, method, align_corners=False, half_pixel_centers=True):
@@ -220,7 +225,7 @@ def _adjust_saturation_fwd(images, scale):
     return _kernels().adjust_saturation(images, scale)
 
 
-declare(elementwise, "RGBToHSV", "HSVToRGB")
+declare(elementwise, "RGBToHSV", "HSVToRGB", "AdjustHue", "AdjustSaturation")     # pixel by pixel
 
 
 def colour_op(op_type, images, *scalars):
