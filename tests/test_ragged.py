@@ -57,6 +57,8 @@ def test_constant_nesting_and_round_trips():
         rt = tf.ragged.constant(pylist)
         assert rt.to_list() == pylist and rt.ragged_rank == 2 and rt.dtype == tf.float32
         assert tf.RaggedTensor.from_nested_row_splits(rt.flat_values, rt.nested_row_splits).to_list() == pylist
+        assert rt.row_lengths(axis=2).to_list() == [[len(inner) for inner in row] for row in pylist]
+        assert rt[1:].to_list() == pylist[1:] and rt[-2:-1].to_list() == pylist[-2:-1] and rt[3:1].to_list() == []
     uniform_inner = tf.ragged.constant([[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1)
     assert uniform_inner.shape.as_list() == [2, None, 2] and uniform_inner.values.shape == (3, 2)
     assert isinstance(tf.ragged.constant([1, 2, 3]), tf.Tensor)

@@ -155,17 +155,20 @@ class RaggedTensor:
         return len(self._splits) - 1
 
     def nrows(self, out_type=None, name=None):
-        return Tensor(np.asarray(self.nrows_static(), (out_type or dtypes.int64)._np if out_type else np.int64))
+        return Tensor(np.asarray(self.nrows_static(), dtypes.as_dtype(out_type or dtypes.int64)._np))
 
     def _lengths(self):
         return np.diff(self._splits)
 
     def row_lengths(self, axis=1, name=None):
-        if axis in (1, -self.shape.rank + 1) or axis == 1:
+        """The lengths of the rows along ``axis`` (1: this tensor's rows; deeper: ragged, per row)."""
+        rank = self.shape.rank
+        axis = axis + rank if axis < 0 else axis
+        if axis == 1:
             return Tensor(self._lengths())
         if axis > 1 and isinstance(self._values, RaggedTensor):
             return self.with_values(self._values.row_lengths(axis - 1))
-        raise ValueError(f"row_lengths: axis {axis} is not a ragged axis")
+        raise ValueError(f"row_lengths: axis {axis} is not a ragged axis of a tensor of shape {self.shape}")
 
     def row_starts(self, name=None):
         return Tensor(self._splits[:-1])
@@ -236,13 +239,12 @@ class RaggedTensor:
                                           "supported by tapeflow")
             return head[rest if len(rest) > 1 else rest[0]]
         if isinstance(key, slice):
-            rows = range(self.nrows_static())[key]
             if key.step not in (None, 1):
                 raise NotImplementedError("RaggedTensor indexing: slices with a step are not supported by tapeflow")
-            start, stop = (rows.start, rows.stop) if len(rows) else (0, 0)
-            lo, hi = int(self._splits[start]), int(self._splits[stop]) if len(rows) else int(self._splits[0])
-            values = self._values[lo:hi] if len(rows) else self._values[0:0]
-            return RaggedTensor.from_row_splits(values, self._splits[start:stop + 1] - lo if len(rows) else [0])
+            start, stop, _ = key.indices(self.nrows_static())
+            stop = max(start, stop)
+            lo, hi = int(self._splits[start]), int(self._splits[stop])
+            return RaggedTensor.from_row_splits(self._values[lo:hi], self._splits[start:stop + 1] - lo)
         index = int(key)
         n = self.nrows_static()
         if not -n <= index < n:
