@@ -19,7 +19,9 @@ shape-polymorphic and serves every shape; otherwise graphs are specialised to
 the concrete shapes they are called with.
 """
 import collections
+import contextlib
 import functools
+import io
 import uuid
 import weakref
 
@@ -559,8 +561,9 @@ class Function:
             graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors],
                            first_call)
             self._tracing_count += 1
-            try:     # a second trace at the earlier shapes: does the graph depend on the shapes? (not counted)
-                other = _trace(self._python_function, self._name, args, kwargs, specs, previous, False)
+            try:     # a second, silent trace at the earlier shapes: does the graph depend on them? (not counted)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    other = _trace(self._python_function, self._name, args, kwargs, specs, previous, False)
                 polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
             except Exception:
                 polymorphic = False

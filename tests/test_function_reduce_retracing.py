@@ -73,3 +73,14 @@ def test_a_shape_dependent_graph_stays_exact():
         x = tf.constant(np.arange(n, dtype=np.float32))
         np.testing.assert_array_equal(grad_norm(x).numpy(), 2 * np.arange(n, dtype=np.float32))
     assert grad_norm.experimental_get_tracing_count() <= 3
+
+
+def test_the_guides_example_prints_each_trace_once(capsys):
+    @tf.function(reduce_retracing=True)
+    def g(x):
+        print("Tracing with", x.shape)
+        return x
+
+    for n in (3, 5, 7):
+        np.testing.assert_array_equal(g(tf.constant(list(range(1, n + 1)))).numpy(), np.arange(1, n + 1))
+    assert capsys.readouterr().out.splitlines() == ["Tracing with (3,)", "Tracing with (None,)"]
