@@ -58,3 +58,5 @@ from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSamplin
                                    UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
 from .preprocessing import Normalization, Rescaling  # noqa: F401
+from .preprocessing import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
+                            RandomRotation, RandomTranslation, RandomZoom, Resizing)

@@ -203,6 +203,15 @@ _CONV_INPUT = OpSchema(input_spatial=window, **_CONV_ATTRS)
 _CONV_FILTER = OpSchema(filter_spatial=window, **_CONV_ATTRS)
 _POOL = OpSchema(ksize=window, strides=window, padding=paddings)
 _STATELESS = OpSchema(shape=shape, dtype=dtype_name)
+_image_size = _bounded_product(_int_list(int_in(1, MAX_ELEMENTS + 1), max_len=2), what="pixels")
+
+
+def image_size(value):
+    """A resize's [height, width]: two positive integers."""
+    return _image_size(value) or (None if len(value) == 2 else f"expected [height, width], got {describe(value)}")
+
+
+_RESIZE = OpSchema(inputs=1, size=image_size, align_corners=boolean, half_pixel_centers=boolean)
 
 def print_template(value):
     """tf.print's pieces: strings, and None where a tensor input goes."""
@@ -271,6 +280,14 @@ SCHEMAS = {
                         summarize=int_in(-1, MAX_ELEMENTS + 1)),
     "CheckNumerics": OpSchema(message=string),
     "Assert": OpSchema(message=string, summarize=count),
+    **{op: _RESIZE for op in ("ResizeBilinear", "ResizeBilinearGrad", "ResizeNearestNeighbor",
+                              "ResizeNearestNeighborGrad", "ResizeBicubic", "ResizeBicubicGrad", "ResizeArea")},
+    "AdjustContrastv2": OpSchema(inputs=2), "AdjustHue": OpSchema(inputs=2), "AdjustSaturation": OpSchema(inputs=2),
+    "ImageProjectiveTransformV3": OpSchema(inputs=3, interpolation=one_of("nearest", "bilinear"),
+                                           fill_mode=one_of("constant", "nearest", "wrap", "mirror", "reflect")),
+    "ImageProjectiveTransformV3Grad": OpSchema(inputs=2, interpolation=one_of("nearest", "bilinear"),
+                                               fill_mode=one_of("constant", "nearest", "wrap", "mirror",
+                                                                "reflect")),
     "FusedBatchNormTraining": OpSchema(epsilon=number),
     "FusedBatchNormGrad": OpSchema(epsilon=number),
     "LeakyRelu": _LEAKY, "LeakyReluGrad": _LEAKY_GRAD,

@@ -42,6 +42,9 @@ newaxis = None
 
 _LAZY = {
     "data": ("tapeflow.data", None),
+    "image": ("tapeflow.image", None),
+    "ragged": ("tapeflow.ragged", None),
+    "RaggedTensor": ("tapeflow.ragged", "RaggedTensor"),
     "keras": ("tapeflow.keras", None),
     "layers": ("tapeflow.layers", None),
     "optimizers": ("tapeflow.optimizers", None),
@@ -69,7 +72,10 @@ def __getattr__(name):
     """Heavier subpackages (Keras layers, optimizers, saving) load on first use."""
     if name in _LAZY:
         import importlib
-        module = importlib.import_module(_LAZY[name][0])
-        globals()[name] = module
-        return module
+        module_name, attribute = _LAZY[name]
+        value = importlib.import_module(module_name)
+        if attribute is not None:
+            value = getattr(value, attribute)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'tapeflow' has no attribute {name!r}")

@@ -19,7 +19,9 @@ shape-polymorphic and serves every shape; otherwise graphs are specialised to
 the concrete shapes they are called with.
 """
 import collections
+import contextlib
 import functools
+import io
 import uuid
 import weakref
 
@@ -426,6 +428,8 @@ class Function:
         self._input_signature = None if input_signature is None else list(nest.flatten(input_signature))
         self._name = name or getattr(python_function, "__name__", "function")
         self._options = options
+        self._reduce_retracing = bool(options.get("reduce_retracing"))
+        self._relaxed = {}      # reduce_retracing: shape-free key -> [specs so far, generalised trace or None]
         self._cache = {}
         self._tracing_count = 0
         self._recent_calls = collections.deque(maxlen=_RECENT_CALLS)
@@ -493,6 +497,10 @@ class Function:
             specialised = entry.specialised.get(tuple(tuple(t.shape) for t in tensors))
             if specialised is not None:
                 return specialised
+        if self._input_signature is None and self._reduce_retracing:
+            relaxed = self._relaxed_concrete(key, tensors, structured, first_call)
+            if relaxed is not None:
+                return relaxed
         if self._input_signature is None:
             specs = [TensorSpec.from_tensor(t) for t in tensors]
             graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors],
@@ -512,6 +520,50 @@ class Function:
         self._tracing_count += 1
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
         entry.specialised[tuple(tuple(t.shape) for t in tensors)] = specialised
+        return specialised
+
+    def _relaxed_concrete(self, key, tensors, structured, first_call):
+        """reduce_retracing: a call whose tensor shapes differ from an earlier trace of the same structure,
+        dtypes and ranks is traced once with the differing dimensions unknown, and that trace serves every
+        later call it fits. None: trace the exact shapes (the first call of a structure)."""
+        relaxed_key = (tuple(("tensor", len(k[1]), k[2]) if k[0] == "tensor" else k for k in key[0]), key[1])
+        record = self._relaxed.get(relaxed_key)
+        if record is None:
+            self._relaxed[relaxed_key] = [[TensorSpec.from_tensor(t) for t in tensors], None]
+            return None
+        specs, entry = record
+        fits = all(s.shape.is_compatible_with(t.shape) for s, t in zip(specs, tensors))
+        if entry is None or not fits:
+            earlier = [tuple(s.shape) for s in specs] if entry is None else entry.traced_shapes
+            previous = [np.full(shape, 1 if s.dtype.is_floating else 0, s.dtype._np)
+                        for shape, s in zip(earlier, specs)]
+            specs = [TensorSpec([a if a == b else None for a, b in zip(s.shape, t.shape)], t.dtype)
+                     for s, t in zip(specs, tensors)]
+            args, kwargs = structured
+            graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors],
+                           first_call)
+            self._tracing_count += 1
+            try:     # a second, silent trace at the earlier shapes: does the graph depend on them? (not counted)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    other = _trace(self._python_function, self._name, args, kwargs, specs, previous, False)
+                polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
+            except Exception:
+                polymorphic = False
+            entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
+            entry.specialised = {tuple(tuple(t.shape) for t in tensors): entry} if not polymorphic else {}
+            record[:] = [specs, entry]
+            self._cache[("relaxed",) + relaxed_key] = entry
+            return entry
+        if entry.polymorphic:
+            return entry
+        shapes = tuple(tuple(t.shape) for t in tensors)
+        specialised = entry.specialised.get(shapes)
+        if specialised is None:
+            args, kwargs = structured
+            graph = _trace(self._python_function, self._name, args, kwargs,
+                           [TensorSpec.from_tensor(t) for t in tensors], [t._value for t in tensors], first_call)
+            self._tracing_count += 1
+            specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
         return specialised
 
     def _trace_signature(self, args, creates_variables):
@@ -608,9 +660,10 @@ def _sized_dummy(spec, size):
 def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
              experimental_relax_shapes=None, name=None, **kwargs):
     """Decorator/function turning ``func`` into a traced ``Function`` (``tf.function``)."""
+    relax = bool(reduce_retracing or experimental_relax_shapes)     # experimental_relax_shapes: the old name
     if func is None:
-        return lambda f: Function(f, input_signature=input_signature, name=name)
-    return Function(func, input_signature=input_signature, name=name)
+        return lambda f: Function(f, input_signature=input_signature, name=name, reduce_retracing=relax)
+    return Function(func, input_signature=input_signature, name=name, reduce_retracing=relax)
 
 
 # ------------------------------------------------------ custom gradients ---

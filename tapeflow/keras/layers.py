@@ -16,3 +16,5 @@ from tapeflow.layers import Dot, add, average, concatenate, dot, maximum, minimu
 from tapeflow.layers import GroupNormalization, Normalization, Rescaling, UnitNormalization  # noqa: F401
 from tapeflow.layers import AdditiveAttention, Attention, EinsumDense, MultiHeadAttention  # noqa: F401
 from tapeflow.layers import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
+from tapeflow.layers import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
+                             RandomRotation, RandomTranslation, RandomZoom, Resizing)
