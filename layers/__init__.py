@@ -53,3 +53,6 @@ from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropo
                              SpatialDropout1D, SpatialDropout2D)
 from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401
                                    UpSampling2D, ZeroPadding1D, ZeroPadding2D)
+from .core.masking import Masking  # noqa: F401
+from .rnn import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell,  # noqa: F401
+                  StackedRNNCells, TimeDistributed)

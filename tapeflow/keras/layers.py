@@ -12,3 +12,5 @@ from tapeflow.layers import (ActivityRegularization, AlphaDropout, Cropping1D, C
                              GaussianDropout, GaussianNoise, Identity, Permute, RepeatVector, SpatialDropout1D,
                              SpatialDropout2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 from tapeflow.layers import Lambda  # noqa: F401
+from tapeflow.layers import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, Masking, SimpleRNN,  # noqa: F401
+                             SimpleRNNCell, StackedRNNCells, TimeDistributed)
