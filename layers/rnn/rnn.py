@@ -56,7 +56,7 @@ class RNN(Layer):
                  unroll=False, zero_output_for_mask=False, **kwargs):
         super().__init__(**kwargs)
         if isinstance(cell, (list, tuple)):
-            cell = StackedRNNCells(cell)
+            cell = StackedRNNCells(cell, dtype=kwargs.get("dtype"))
         if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
             raise ValueError(f"Argument `cell` should have a `call` method and a `state_size` attribute. "
                              f"Received: cell={cell}")
