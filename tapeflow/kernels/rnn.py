@@ -1,55 +1,54 @@
 """One time step of the LSTM, GRU and SimpleRNN recurrences, forward and backward.
 
 The sequence op (``tapeflow/ops/rnn_ops.py``) loops over the steps: the
-recurrent product ``h @ R`` of a step is one BLAS call, these kernels do all
-the elementwise work of the step in one pass. Arrays are 2-D (batch, ...)
+recurrent product ``h @ R`` of a step is one BLAS call, the exponentials and
+tanh of the forward are numpy's vectorised ufuncs (several times faster than
+numba's scalar libm calls), and these kernels do the rest of a step's
+elementwise work in one pass each: the state updates with their masks, and the
+whole backward step, which is arithmetic on saved gate values only. Arrays are 2-D (batch, ...)
 views, possibly strided; ``m`` is the step's (batch,) mask: a masked row keeps
 its state, and passes its state's cotangent straight through.
 
 Gate layouts are Keras's: LSTM [i, f, c, o], GRU [z, r, h].
 """
-import math
 
 from numba import njit
 
 
-@njit(cache=True, inline="always")
-def _sigmoid(x):
-    return 1.0 / (1.0 + math.exp(-x))
+@njit(cache=True)
+def lstm_state(gates, g, c_prev, m, c):
+    """``gates`` holds sigmoid of every pre-activation, ``g`` tanh of the candidate's: puts g in its slot and
+    computes c = f*c_prev + i*g (c_prev on masked rows)."""
+    batch, units = c.shape
+    for b in range(batch):
+        if not m[b]:
+            for u in range(units):
+                c[b, u] = c_prev[b, u]
+            continue
+        for u in range(units):
+            gates[b, 2 * units + u] = g[b, u]
+            c[b, u] = gates[b, units + u] * c_prev[b, u] + gates[b, u] * g[b, u]
 
 
 @njit(cache=True)
-def lstm_forward(zt, rec, m, h_prev, c_prev, gates, h, c):
-    """gates = [i, f, g, o] activations; c = f*c_prev + i*g; h = o*tanh(c)."""
+def lstm_output(gates, tc, h_prev, m, h):
+    """h = o * tanh(c) (h_prev on masked rows)."""
     batch, units = h.shape
     for b in range(batch):
         if not m[b]:
             for u in range(units):
                 h[b, u] = h_prev[b, u]
-                c[b, u] = c_prev[b, u]
-                for k in range(4):
-                    gates[b, k * units + u] = 0.0
             continue
         for u in range(units):
-            i = _sigmoid(zt[b, u] + rec[b, u])
-            f = _sigmoid(zt[b, units + u] + rec[b, units + u])
-            g = math.tanh(zt[b, 2 * units + u] + rec[b, 2 * units + u])
-            o = _sigmoid(zt[b, 3 * units + u] + rec[b, 3 * units + u])
-            cc = f * c_prev[b, u] + i * g
-            gates[b, u] = i
-            gates[b, units + u] = f
-            gates[b, 2 * units + u] = g
-            gates[b, 3 * units + u] = o
-            c[b, u] = cc
-            h[b, u] = o * math.tanh(cc)
+            h[b, u] = gates[b, 3 * units + u] * tc[b, u]
 
 
 @njit(cache=True)
-def lstm_backward(dh_out, dc_out, drec_h, dh_pass, dc_carry, gates, c, c_prev, m, dz):
+def lstm_backward(dh_out, dc_out, drec_h, dh_pass, dc_carry, gates, tc_all, c_prev, m, dz):
     """dz = cotangent of the step's gate pre-activations. On entry ``drec_h`` is the cotangent reaching
     this step's h through the next step's ``h @ R``, ``dh_pass``/``dc_carry`` what reaches it directly;
     on exit ``dh_pass``/``dc_carry`` hold what reaches h_prev/c_prev other than through ``h_prev @ R``."""
-    batch, units = c.shape
+    batch, units = c_prev.shape
     for b in range(batch):
         for u in range(units):
             dh = dh_out[b, u] + drec_h[b, u] + dh_pass[b, u]
@@ -64,7 +63,7 @@ def lstm_backward(dh_out, dc_out, drec_h, dh_pass, dc_carry, gates, c, c_prev, m
             f = gates[b, units + u]
             g = gates[b, 2 * units + u]
             o = gates[b, 3 * units + u]
-            tc = math.tanh(c[b, u])
+            tc = tc_all[b, u]
             dcc += dh * o * (1.0 - tc * tc)
             dz[b, u] = dcc * g * i * (1.0 - i)
             dz[b, units + u] = dcc * c_prev[b, u] * f * (1.0 - f)
@@ -75,27 +74,30 @@ def lstm_backward(dh_out, dc_out, drec_h, dh_pass, dc_carry, gates, c, c_prev, m
 
 
 @njit(cache=True)
-def gru_forward(zt, rec, m, h_prev, saved, h):
-    """reset_after=True: rec = h_prev @ R + recurrent bias; hh = tanh(x_h + r * rec_h).
-    saved = [z, r, hh, rec_h]."""
+def gru_candidate(zt, rec, saved):
+    """reset_after=True: with saved = [z, r, ., .] (sigmoids done), writes the candidate's pre-activation
+    x_h + r * rec_h and rec_h (rec = h_prev @ R + recurrent bias)."""
+    batch = saved.shape[0]
+    units = saved.shape[1] // 4
+    for b in range(batch):
+        for u in range(units):
+            rh = rec[b, 2 * units + u]
+            saved[b, 3 * units + u] = rh
+            saved[b, 2 * units + u] = zt[b, 2 * units + u] + saved[b, units + u] * rh
+
+
+@njit(cache=True)
+def gru_state(saved, h_prev, m, h):
+    """h = z * h_prev + (1 - z) * hh from saved = [z, r, hh, .] (h_prev on masked rows)."""
     batch, units = h.shape
     for b in range(batch):
         if not m[b]:
             for u in range(units):
                 h[b, u] = h_prev[b, u]
-                for k in range(4):
-                    saved[b, k * units + u] = 0.0
             continue
         for u in range(units):
-            z = _sigmoid(zt[b, u] + rec[b, u])
-            r = _sigmoid(zt[b, units + u] + rec[b, units + u])
-            rh = rec[b, 2 * units + u]
-            hh = math.tanh(zt[b, 2 * units + u] + r * rh)
-            saved[b, u] = z
-            saved[b, units + u] = r
-            saved[b, 2 * units + u] = hh
-            saved[b, 3 * units + u] = rh
-            h[b, u] = z * h_prev[b, u] + (1.0 - z) * hh
+            z = saved[b, u]
+            h[b, u] = z * h_prev[b, u] + (1.0 - z) * saved[b, 2 * units + u]
 
 
 @njit(cache=True)
@@ -125,38 +127,6 @@ def gru_backward(dh_out, drec_h, dh_pass, saved, h_prev, m, dz, drec):
             drec[b, units + u] = dpre_r
             drec[b, 2 * units + u] = dpre_h * r
             dh_pass[b, u] = dh * z
-
-
-@njit(cache=True)
-def gru_v1_gates(zt, rec_zr, h_prev, saved, rh):
-    """reset_after=False, first half: z and r from ``h_prev @ R[:, :2U]``; rh = r * h_prev."""
-    batch, units = h_prev.shape
-    for b in range(batch):
-        for u in range(units):
-            z = _sigmoid(zt[b, u] + rec_zr[b, u])
-            r = _sigmoid(zt[b, units + u] + rec_zr[b, units + u])
-            saved[b, u] = z
-            saved[b, units + u] = r
-            rh[b, u] = r * h_prev[b, u]
-            saved[b, 3 * units + u] = rh[b, u]
-
-
-@njit(cache=True)
-def gru_v1_state(zt, rec_h, m, h_prev, saved, h):
-    """reset_after=False, second half: hh = tanh(x_h + (r * h_prev) @ R[:, 2U:]). saved = [z, r, hh, rh]."""
-    batch, units = h.shape
-    for b in range(batch):
-        if not m[b]:
-            for u in range(units):
-                h[b, u] = h_prev[b, u]
-                for k in range(4):
-                    saved[b, k * units + u] = 0.0
-            continue
-        for u in range(units):
-            z = saved[b, u]
-            hh = math.tanh(zt[b, 2 * units + u] + rec_h[b, u])
-            saved[b, 2 * units + u] = hh
-            h[b, u] = z * h_prev[b, u] + (1.0 - z) * hh
 
 
 @njit(cache=True)
@@ -194,15 +164,13 @@ def gru_v1_backward_gates(d_rh, dh_pass, saved, h_prev, m, dz):
 
 
 @njit(cache=True)
-def simple_forward(zt, rec, m, h_prev, h):
+def masked_state(new, h_prev, m, h):
+    """h = new, or h_prev on masked rows."""
     batch, units = h.shape
     for b in range(batch):
-        if not m[b]:
-            for u in range(units):
-                h[b, u] = h_prev[b, u]
-            continue
+        src = new if m[b] else h_prev
         for u in range(units):
-            h[b, u] = math.tanh(zt[b, u] + rec[b, u])
+            h[b, u] = src[b, u]
 
 
 @njit(cache=True)

@@ -68,39 +68,74 @@ def _step_index(t, steps, go_backwards):
     return steps - 1 - t if go_backwards else t
 
 
+def _reserve_width(cell, units):
+    """Per step and row, what the forward keeps for the backward: LSTM [i, f, g, o, tanh(c)],
+    GRU [z, r, hh, h_prev @ R_h + rb_h], GRU v1 [z, r, hh, r * h_prev], SimpleRNN nothing (h itself)."""
+    return {"lstm": 5, "gru": 4, "gru_v1": 4, "simple": 0}[cell] * units
+
+
+def _sigmoid_(a):
+    """sigmoid(a) in place, with numpy's vectorised exp."""
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    a += 1
+    np.reciprocal(a, out=a)
+
+
 @register_op("RNNSequence", num_outputs=3)
 def _rnn_sequence_fwd(z, R, rb, h0, c0, mask, cell, go_backwards):
     batch, steps, units, gates = _check(z, R, rb, h0, c0, mask, cell)
+    with np.errstate(over="ignore"):  # exp(-x) overflows to inf for very negative x: sigmoid is then 0
+        return _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, gates)
+
+
+def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, gates):
     K = _kernels()
     dtype = z.dtype
-    H = np.empty((batch, steps, units), dtype)
-    C = np.empty((batch, steps, units if cell == "lstm" else 0), dtype)
-    reserve = np.zeros((steps, batch, 4 * units if cell != "simple" else 0), dtype)
-    rec = np.empty((batch, gates * units), dtype)
+    U = units
+    H = np.empty((batch, steps, U), dtype)
+    C = np.empty((batch, steps, U if cell == "lstm" else 0), dtype)
+    reserve = np.empty((steps, batch, _reserve_width(cell, U)), dtype)
+    rec = np.empty((batch, gates * U), dtype)
+    tmp = np.empty((batch, U), dtype)
     h_prev, c_prev = h0, c0
     if cell == "gru_v1":
-        R_zr, R_h = np.ascontiguousarray(R[:, :2 * units]), np.ascontiguousarray(R[:, 2 * units:])
-        rh = np.empty((batch, units), dtype)
-        rec_h = np.empty((batch, units), dtype)
+        R_zr, R_h = np.ascontiguousarray(R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
     for t in range(steps):
         s = _step_index(t, steps, go_backwards)
-        zt, m = z[:, s], mask[:, s]
+        zt, m, saved = z[:, s], mask[:, s], reserve[t]
         if cell == "lstm":
+            act = saved[:, :4 * U]
             np.matmul(h_prev, R, out=rec)
-            K.lstm_forward(zt, rec, m, h_prev, c_prev, reserve[t], H[:, t], C[:, t])
+            np.add(rec, zt, out=act)
+            np.tanh(act[:, 2 * U:3 * U], out=tmp)
+            _sigmoid_(act)
+            K.lstm_state(act, tmp, c_prev, m, C[:, t])
+            np.tanh(C[:, t], out=saved[:, 4 * U:])
+            K.lstm_output(act, saved[:, 4 * U:], h_prev, m, H[:, t])
             c_prev = C[:, t]
         elif cell == "gru":
             np.matmul(h_prev, R, out=rec)
             rec += rb
-            K.gru_forward(zt, rec, m, h_prev, reserve[t], H[:, t])
+            np.add(zt[:, :2 * U], rec[:, :2 * U], out=saved[:, :2 * U])
+            _sigmoid_(saved[:, :2 * U])
+            K.gru_candidate(zt, rec, saved)
+            np.tanh(saved[:, 2 * U:3 * U], out=saved[:, 2 * U:3 * U])
+            K.gru_state(saved, h_prev, m, H[:, t])
         elif cell == "gru_v1":
-            np.matmul(h_prev, R_zr, out=rec[:, :2 * units])
-            K.gru_v1_gates(zt, rec, h_prev, reserve[t], rh)
-            np.matmul(rh, R_h, out=rec_h)
-            K.gru_v1_state(zt, rec_h, m, h_prev, reserve[t], H[:, t])
+            np.matmul(h_prev, R_zr, out=rec[:, :2 * U])
+            np.add(zt[:, :2 * U], rec[:, :2 * U], out=saved[:, :2 * U])
+            _sigmoid_(saved[:, :2 * U])
+            np.multiply(saved[:, U:2 * U], h_prev, out=saved[:, 3 * U:])
+            np.matmul(saved[:, 3 * U:], R_h, out=tmp)
+            np.add(zt[:, 2 * U:], tmp, out=saved[:, 2 * U:3 * U])
+            np.tanh(saved[:, 2 * U:3 * U], out=saved[:, 2 * U:3 * U])
+            K.gru_state(saved, h_prev, m, H[:, t])
         else:
             np.matmul(h_prev, R, out=rec)
-            K.simple_forward(zt, rec, m, h_prev, H[:, t])
+            rec += zt
+            np.tanh(rec, out=rec)
+            K.masked_state(rec, h_prev, m, H[:, t])
         h_prev = H[:, t]
     return H, C, reserve
 
@@ -109,7 +144,7 @@ def _rnn_sequence_fwd(z, R, rb, h0, c0, mask, cell, go_backwards):
 def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, go_backwards):
     batch, steps, units, gates = _check(z, R, rb, h0, c0, mask, cell)
     state_shape = (batch, steps, units)
-    reserve_shape = (steps, batch, 4 * units if cell != "simple" else 0)
+    reserve_shape = (steps, batch, _reserve_width(cell, units))
     for name, a, shape in (("H", H, state_shape), ("dH", dH, state_shape), ("reserve", reserve, reserve_shape),
                            ("C", C, C_shape := (batch, steps, units if cell == "lstm" else 0)),
                            ("dC", dC, C_shape)):
@@ -134,7 +169,8 @@ def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, 
         h_prev = H[:, t - 1] if t else h0
         if cell == "lstm":
             c_prev = C[:, t - 1] if t else c0
-            K.lstm_backward(dH[:, t], dC[:, t], drec_h, dh_pass, dc_carry, reserve[t], C[:, t], c_prev, m, dZ[:, t])
+            K.lstm_backward(dH[:, t], dC[:, t], drec_h, dh_pass, dc_carry, reserve[t], reserve[t, :, 4 * units:],
+                            c_prev, m, dZ[:, t])
             np.matmul(dZ[:, t], RT, out=drec_h)
         elif cell == "gru":
             K.gru_backward(dH[:, t], drec_h, dh_pass, reserve[t], h_prev, m, dZ[:, t], dRec[:, t])
