@@ -36,7 +36,8 @@ def _pair(kind, units=3, **flags):
         "lstm": (L.LSTM, StepLSTMCell, {}), "gru": (L.GRU, StepGRUCell, {}),
         "gru_v1": (L.GRU, StepGRUCell, {"reset_after": False}), "simple": (L.SimpleRNN, StepSimpleRNNCell, {}),
     }[kind]
-    cell_kwargs = dict(cell_kwargs, **{k: flags.pop(k) for k in ("dropout", "recurrent_dropout") if k in flags})
+    cell_kwargs = dict(cell_kwargs, **{k: flags.pop(k) for k in ("dropout", "recurrent_dropout", "use_bias")
+                                       if k in flags})
     fused = layer_cls(units, dtype="float64", **cell_kwargs, **flags)
     stepped = L.RNN(cell_cls(units, dtype="float64", **cell_kwargs), dtype="float64", **flags)
     fused.build((4, 5, 2))
@@ -64,8 +65,10 @@ def _flat(out):
 
 @pytest.mark.parametrize("kind", ["lstm", "gru", "gru_v1", "simple"])
 @pytest.mark.parametrize("go_backwards", [False, True])
-def test_fused_path_equals_cell_path(kind, go_backwards):
-    fused, stepped = _pair(kind, return_sequences=True, return_state=True, go_backwards=go_backwards)
+@pytest.mark.parametrize("use_bias", [True, False])
+def test_fused_path_equals_cell_path(kind, go_backwards, use_bias):
+    fused, stepped = _pair(kind, return_sequences=True, return_state=True, go_backwards=go_backwards,
+                           use_bias=use_bias)
     x, mask = _x(), _mask()
     n_states = 2 if kind == "lstm" else 1
     initial = [tf.constant(rng.normal(size=(4, 3))) for _ in range(n_states)]
@@ -297,6 +300,8 @@ def test_errors():
         L.Bidirectional(L.LSTM(3), merge_mode="max")
     with pytest.raises(ValueError, match="steps"):
         L.LSTM(3)(np.zeros((2, 3), "float32"))
+    with pytest.raises(ValueError, match="0 time steps"):
+        L.GRU(3)(np.zeros((2, 0, 3), "float32"))
     with pytest.raises(ValueError, match="initial state"):
         L.LSTM(3)(np.zeros((2, 4, 3), "float32"), initial_state=[np.zeros((2, 3), "float32")])
 

@@ -112,7 +112,10 @@ class RNN(Layer):
     def call(self, sequences, initial_state=None, mask=None, training=False):
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
-        batch = sequences._value.shape[0]
+        batch, steps = sequences._value.shape[:2]
+        if steps == 0:
+            raise ValueError(f"Layer '{self.name}' received a sequence of 0 time steps (input shape "
+                             f"{tuple(sequences._value.shape)}); it needs at least one.")
         if initial_state is not None:
             initial_state = initial_state if isinstance(initial_state, (list, tuple)) else [initial_state]
             states = [_as_tensor(s, self.compute_dtype) for s in initial_state]
@@ -130,7 +133,9 @@ class RNN(Layer):
             if fn is not None:
                 fn()
         fused = getattr(self.cell, "fused_cell", None)
-        kind = fused(training) if fused is not None else None
+        kind = None
+        if fused is not None and sequences._value.dtype in (np.float32, np.float64):
+            kind = fused(training)  # the fused kernels compute in float32 and float64 only
         if kind is not None:
             outputs, states = self._run_fused(kind, sequences, states, mask, training)
         else:
