@@ -285,6 +285,9 @@ def test_configs_have_keras_keys():
     with zipfile.ZipFile(os.path.join(FIXTURES, "gru.keras")) as z:
         keras_gru = json.loads(z.read("config.json"))["config"]["layers"][1]["config"]
     assert set(L.GRU(3).get_config()) == set(keras_gru)
+    with zipfile.ZipFile(os.path.join(FIXTURES, "simple_rnn.keras")) as z:
+        keras_simple = json.loads(z.read("config.json"))["config"]["layers"][1]["config"]
+    assert set(L.SimpleRNN(3).get_config()) == set(keras_simple)
     for layer in [L.SimpleRNN(2, go_backwards=True), L.GRU(2, reset_after=False), L.RNN([L.GRUCell(2)]),
                   L.TimeDistributed(L.Dense(2)), L.Bidirectional(L.SimpleRNN(2), merge_mode="mul")]:
         config = layer.get_config()

@@ -6,7 +6,7 @@ from tapeflow.ops import math_ops
 from .. import activations
 from ..serialization_lib import keras_export
 from .cell_base import BuiltinCell
-from .rnn import RNN, cell_layer_config
+from .rnn import RNN, builtin_cell
 
 
 class _UnitForgetBias:
@@ -76,7 +76,6 @@ _CELL_ARGS = ("units", "activation", "recurrent_activation", "use_bias", "kernel
 class LSTM(RNN):
     """Long Short-Term Memory; the whole sequence runs as one fused op when the cell is standard."""
     cell_class = LSTMCell
-    cell_args = _CELL_ARGS
 
     def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", use_bias=True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
@@ -86,9 +85,9 @@ class LSTM(RNN):
                  go_backwards=False, stateful=False, unroll=False, use_cudnn="auto", zero_output_for_mask=False,
                  **kwargs):
         cell_kwargs = {k: v for k, v in locals().items() if k in _CELL_ARGS}
-        super().__init__(cell_layer_config(self.cell_class, cell_kwargs, kwargs), return_sequences=return_sequences,
-                         return_state=return_state, go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                         zero_output_for_mask=zero_output_for_mask, activity_regularizer=activity_regularizer,
-                         **kwargs)
+        super().__init__(builtin_cell(self.cell_class, cell_kwargs, kwargs),
+                         return_sequences=return_sequences, return_state=return_state, go_backwards=go_backwards,
+                         stateful=stateful, unroll=unroll, zero_output_for_mask=zero_output_for_mask,
+                         activity_regularizer=activity_regularizer, **kwargs)
 
 

@@ -22,7 +22,7 @@ from ..serialization_lib import deserialize_keras_object, keras_export, serializ
 from .stacked_rnn_cells import StackedRNNCells
 
 
-def cell_layer_config(cell_class, cell_kwargs, layer_kwargs):
+def builtin_cell(cell_class, cell_kwargs, layer_kwargs):
     """The cell of an LSTM/GRU/SimpleRNN layer, named as Keras names it, with the layer's dtype and trainable."""
     return cell_class(name=_cell_name(cell_class), dtype=layer_kwargs.get("dtype"),
                       trainable=layer_kwargs.get("trainable", True), **cell_kwargs)
@@ -49,8 +49,7 @@ def _as_tensor(x, dtype):
 class RNN(Layer):
     """``RNN(cell)``: a cell is a layer with ``state_size`` whose ``call(inputs, states)`` returns
     ``(output, new_states)``; a list of cells is stacked."""
-    cell_class = None   # the built-in layers (LSTM, GRU, SimpleRNN) set their cell class and its arguments
-    cell_args = ()
+    cell_class = None   # the built-in layers (LSTM, GRU, SimpleRNN): their cell's class, whose config they flatten
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, zero_output_for_mask=False, **kwargs):

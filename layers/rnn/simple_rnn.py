@@ -4,7 +4,7 @@ from tapeflow.ops import math_ops
 from .. import activations
 from ..serialization_lib import keras_export
 from .cell_base import BuiltinCell
-from .rnn import RNN, cell_layer_config
+from .rnn import RNN, builtin_cell
 
 
 @keras_export("keras.layers.SimpleRNNCell")
@@ -37,8 +37,6 @@ _CELL_ARGS = ("units", "activation", "use_bias", "kernel_initializer", "recurren
 class SimpleRNN(RNN):
     """A fully-connected RNN; the whole sequence runs as one fused op when the cell is standard."""
     cell_class = SimpleRNNCell
-    cell_args = _CELL_ARGS
-    config_order = _CELL_ARGS[:-1]
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
@@ -47,7 +45,12 @@ class SimpleRNN(RNN):
                  recurrent_dropout=0.0, seed=None, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, unroll=False, zero_output_for_mask=False, **kwargs):
         cell_kwargs = {k: v for k, v in locals().items() if k in _CELL_ARGS}
-        super().__init__(cell_layer_config(self.cell_class, cell_kwargs, kwargs), return_sequences=return_sequences,
-                         return_state=return_state, go_backwards=go_backwards, stateful=stateful, unroll=unroll,
-                         zero_output_for_mask=zero_output_for_mask, activity_regularizer=activity_regularizer,
-                         **kwargs)
+        super().__init__(builtin_cell(self.cell_class, cell_kwargs, kwargs),
+                         return_sequences=return_sequences, return_state=return_state, go_backwards=go_backwards,
+                         stateful=stateful, unroll=unroll, zero_output_for_mask=zero_output_for_mask,
+                         activity_regularizer=activity_regularizer, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        del config["seed"]  # Keras's SimpleRNN config has no seed (its cell's has)
+        return config

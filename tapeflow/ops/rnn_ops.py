@@ -42,13 +42,14 @@ def _check(z, R, rb, h0, c0, mask, cell):
     if cell not in CELLS:
         raise InvalidArgumentError(f"RNNSequence: unknown cell {cell!r}; expected one of {sorted(CELLS)}")
     if z.ndim != 3 or R.ndim != 2 or h0.ndim != 2 or c0.ndim != 2 or rb.ndim != 1 or mask.ndim != 2:
-        raise InvalidArgumentError("RNNSequence: expected z of rank 3, R and h0 and c0 and mask of rank 2, rb of rank 1")
+        raise InvalidArgumentError("RNNSequence: expected z of rank 3, R, h0, c0 and mask of rank 2, rb of rank 1")
     batch, steps, width = z.shape
     units = R.shape[0]
     gates = CELLS[cell]
     dtypes = {a.dtype for a in (z, R, rb, h0, c0)}
     if len(dtypes) != 1 or z.dtype not in (np.float32, np.float64):
-        raise InvalidArgumentError(f"RNNSequence: inputs must all be float32 or all float64, got {sorted(map(str, dtypes))}")
+        raise InvalidArgumentError(f"RNNSequence: inputs must all be float32 or all float64, got "
+                                   f"{sorted(map(str, dtypes))}")
     expected = {"R": (units, gates * units), "h0": (batch, units), "mask": (batch, steps),
                 "rb": (gates * units,) if cell == "gru" else (0,),
                 "c0": (batch, units) if cell == "lstm" else (batch, 0)}
@@ -144,10 +145,10 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
 def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, go_backwards):
     batch, steps, units, gates = _check(z, R, rb, h0, c0, mask, cell)
     state_shape = (batch, steps, units)
+    cell_state_shape = (batch, steps, units if cell == "lstm" else 0)
     reserve_shape = (steps, batch, _reserve_width(cell, units))
-    for name, a, shape in (("H", H, state_shape), ("dH", dH, state_shape), ("reserve", reserve, reserve_shape),
-                           ("C", C, C_shape := (batch, steps, units if cell == "lstm" else 0)),
-                           ("dC", dC, C_shape)):
+    for name, a, shape in (("H", H, state_shape), ("dH", dH, state_shape), ("C", C, cell_state_shape),
+                           ("dC", dC, cell_state_shape), ("reserve", reserve, reserve_shape)):
         if a.shape != shape or a.dtype != z.dtype:
             raise InvalidArgumentError(f"RNNSequenceGrad: {name} has shape {a.shape} ({a.dtype}), expected {shape} "
                                        f"({z.dtype})")
@@ -194,7 +195,7 @@ def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, 
         dR = H_prev.T @ flat
     drb = flat.sum(axis=0) if cell == "gru" else np.zeros((0,), dtype)
     dz = dZ[:, ::-1] if go_backwards else dZ
-    return np.ascontiguousarray(dz), dR.astype(dtype, copy=False), drb, dh0, dc0
+    return np.ascontiguousarray(dz), dR, drb, dh0, dc0
 
 
 def _zeros_if_none(g, like):
@@ -219,7 +220,7 @@ def _rnn_sequence_grad_grad(op, *cotangents):
     z, R, rb, h0, c0, mask, _H, _C, _reserve, dH, dC = op.inputs
     attrs = op.attrs
     sources = [z, R, rb, h0, c0, dH, dC]
-    with GradientTape(watch_accessed_variables=False, persistent=False) as outer:
+    with GradientTape(watch_accessed_variables=False) as outer:
         outer.watch(sources)
         with GradientTape(watch_accessed_variables=False) as inner:
             inner.watch([z, R, rb, h0, c0])
