@@ -4,8 +4,9 @@ The sequence op (``tapeflow/ops/rnn_ops.py``) loops over the steps: the
 recurrent product ``h @ R`` of a step is one BLAS call, the exponentials and
 tanh of the forward are numpy's vectorised ufuncs (several times faster than
 numba's scalar libm calls), and these kernels do the rest of a step's
-elementwise work in one pass each: the state updates with their masks, and the
-whole backward step, which is arithmetic on saved gate values only. Arrays are 2-D (batch, ...)
+elementwise work in one pass each: the sigmoids 1 / (1 + exp(-x)) from the
+exponentials, the state updates with their masks, and the whole backward
+step, which is arithmetic on saved gate values only. Arrays are 2-D (batch, ...)
 views, possibly strided; ``m`` is the step's (batch,) mask: a masked row keeps
 its state, and passes its state's cotangent straight through.
 
@@ -16,18 +17,21 @@ from numba import njit
 
 
 @njit(cache=True)
-def lstm_state(gates, g, c_prev, m, c):
-    """``gates`` holds sigmoid of every pre-activation, ``g`` tanh of the candidate's: puts g in its slot and
-    computes c = f*c_prev + i*g (c_prev on masked rows)."""
+def lstm_state(gates, neg_g, c_prev, m, c):
+    """On entry ``gates`` holds exp(-pre-activation) and ``neg_g`` = tanh(-candidate pre-activation); on exit
+    gates = [i, f, g, o] = [sig, sig, tanh, sig](pre-activation), and c = f*c_prev + i*g (c_prev on masked
+    rows)."""
     batch, units = c.shape
     for b in range(batch):
-        if not m[b]:
-            for u in range(units):
-                c[b, u] = c_prev[b, u]
-            continue
         for u in range(units):
-            gates[b, 2 * units + u] = g[b, u]
-            c[b, u] = gates[b, units + u] * c_prev[b, u] + gates[b, u] * g[b, u]
+            i = 1.0 / (1.0 + gates[b, u])
+            f = 1.0 / (1.0 + gates[b, units + u])
+            g = -neg_g[b, u]
+            gates[b, u] = i
+            gates[b, units + u] = f
+            gates[b, 2 * units + u] = g
+            gates[b, 3 * units + u] = 1.0 / (1.0 + gates[b, 3 * units + u])
+            c[b, u] = f * c_prev[b, u] + i * g if m[b] else c_prev[b, u]
 
 
 @njit(cache=True)
@@ -74,16 +78,32 @@ def lstm_backward(dh_out, dc_out, drec_h, dh_pass, dc_carry, gates, tc_all, c_pr
 
 
 @njit(cache=True)
-def gru_candidate(zt, rec, saved):
-    """reset_after=True: with saved = [z, r, ., .] (sigmoids done), writes the candidate's pre-activation
-    x_h + r * rec_h and rec_h (rec = h_prev @ R + recurrent bias)."""
+def gru_candidate(zt, neg_rec, saved):
+    """reset_after=True. On entry saved[:, :2U] holds exp(-pre-activation) of z and r, ``neg_rec`` is
+    -(h_prev @ R + recurrent bias). Writes saved = [z, r, x_h + r * rec_h, rec_h]."""
     batch = saved.shape[0]
     units = saved.shape[1] // 4
     for b in range(batch):
         for u in range(units):
-            rh = rec[b, 2 * units + u]
+            saved[b, u] = 1.0 / (1.0 + saved[b, u])
+            r = 1.0 / (1.0 + saved[b, units + u])
+            rh = -neg_rec[b, 2 * units + u]
+            saved[b, units + u] = r
             saved[b, 3 * units + u] = rh
-            saved[b, 2 * units + u] = zt[b, 2 * units + u] + saved[b, units + u] * rh
+            saved[b, 2 * units + u] = zt[b, 2 * units + u] + r * rh
+
+
+@njit(cache=True)
+def gru_v1_gates(saved, h_prev):
+    """reset_after=False. On entry saved[:, :2U] holds exp(-pre-activation) of z and r. Writes
+    saved = [z, r, ., r * h_prev]."""
+    batch, units = h_prev.shape
+    for b in range(batch):
+        for u in range(units):
+            saved[b, u] = 1.0 / (1.0 + saved[b, u])
+            r = 1.0 / (1.0 + saved[b, units + u])
+            saved[b, units + u] = r
+            saved[b, 3 * units + u] = r * h_prev[b, u]
 
 
 @njit(cache=True)

@@ -75,14 +75,6 @@ def _reserve_width(cell, units):
     return {"lstm": 5, "gru": 4, "gru_v1": 4, "simple": 0}[cell] * units
 
 
-def _sigmoid_(a):
-    """sigmoid(a) in place, with numpy's vectorised exp."""
-    np.negative(a, out=a)
-    np.exp(a, out=a)
-    a += 1
-    np.reciprocal(a, out=a)
-
-
 @register_op("RNNSequence", num_outputs=3)
 def _rnn_sequence_fwd(z, R, rb, h0, c0, mask, cell, go_backwards):
     batch, steps, units, gates = _check(z, R, rb, h0, c0, mask, cell)
@@ -91,43 +83,46 @@ def _rnn_sequence_fwd(z, R, rb, h0, c0, mask, cell, go_backwards):
 
 
 def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, gates):
+    """The loop over the steps. Sigmoid gates are computed as 1 / (1 + exp(-x)): the recurrent product is taken
+    with -R, so that numpy's exp applies directly to the negated pre-activations and a kernel finishes them."""
     K = _kernels()
     dtype = z.dtype
     U = units
     H = np.empty((batch, steps, U), dtype)
     C = np.empty((batch, steps, U if cell == "lstm" else 0), dtype)
     reserve = np.empty((steps, batch, _reserve_width(cell, U)), dtype)
-    rec = np.empty((batch, gates * U), dtype)
+    rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product (negated where sigmoids follow)
     tmp = np.empty((batch, U), dtype)
+    neg_R = np.negative(R)
     h_prev, c_prev = h0, c0
     if cell == "gru_v1":
-        R_zr, R_h = np.ascontiguousarray(R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
+        neg_R_zr, R_h = np.ascontiguousarray(neg_R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
     for t in range(steps):
         s = _step_index(t, steps, go_backwards)
         zt, m, saved = z[:, s], mask[:, s], reserve[t]
         if cell == "lstm":
             act = saved[:, :4 * U]
-            np.matmul(h_prev, R, out=rec)
-            np.add(rec, zt, out=act)
-            np.tanh(act[:, 2 * U:3 * U], out=tmp)
-            _sigmoid_(act)
+            np.matmul(h_prev, neg_R, out=act)
+            np.subtract(act, zt, out=act)                   # -(pre-activations)
+            np.tanh(act[:, 2 * U:3 * U], out=tmp)            # -g
+            np.exp(act, out=act)
             K.lstm_state(act, tmp, c_prev, m, C[:, t])
             np.tanh(C[:, t], out=saved[:, 4 * U:])
             K.lstm_output(act, saved[:, 4 * U:], h_prev, m, H[:, t])
             c_prev = C[:, t]
         elif cell == "gru":
-            np.matmul(h_prev, R, out=rec)
-            rec += rb
-            np.add(zt[:, :2 * U], rec[:, :2 * U], out=saved[:, :2 * U])
-            _sigmoid_(saved[:, :2 * U])
+            np.matmul(h_prev, neg_R, out=rec)
+            rec -= rb
+            np.subtract(rec[:, :2 * U], zt[:, :2 * U], out=saved[:, :2 * U])
+            np.exp(saved[:, :2 * U], out=saved[:, :2 * U])
             K.gru_candidate(zt, rec, saved)
             np.tanh(saved[:, 2 * U:3 * U], out=saved[:, 2 * U:3 * U])
             K.gru_state(saved, h_prev, m, H[:, t])
         elif cell == "gru_v1":
-            np.matmul(h_prev, R_zr, out=rec[:, :2 * U])
-            np.add(zt[:, :2 * U], rec[:, :2 * U], out=saved[:, :2 * U])
-            _sigmoid_(saved[:, :2 * U])
-            np.multiply(saved[:, U:2 * U], h_prev, out=saved[:, 3 * U:])
+            np.matmul(h_prev, neg_R_zr, out=rec[:, :2 * U])
+            np.subtract(rec[:, :2 * U], zt[:, :2 * U], out=saved[:, :2 * U])
+            np.exp(saved[:, :2 * U], out=saved[:, :2 * U])
+            K.gru_v1_gates(saved, h_prev)
             np.matmul(saved[:, 3 * U:], R_h, out=tmp)
             np.add(zt[:, 2 * U:], tmp, out=saved[:, 2 * U:3 * U])
             np.tanh(saved[:, 2 * U:3 * U], out=saved[:, 2 * U:3 * U])
