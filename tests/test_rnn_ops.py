@@ -107,3 +107,18 @@ def test_bad_inputs_are_refused_before_any_kernel_runs():
                         {"cell": "lstm", "go_backwards": False})
     with pytest.raises(ValueError, match="unknown cell"):
         rnn_ops.execute("RNNSequence", (z, R, rb, h0, c0, tf.constant(mask)), {"cell": "xx", "go_backwards": False})
+
+
+def test_batch_jacobian_through_an_lstm_layer():
+    """RNNSequence declares its rows independent: batch_jacobian is assembled per example, and equals the
+    diagonal blocks of the full jacobian."""
+    layer = tf.keras.layers.LSTM(3, dtype="float64", return_sequences=True)
+    x = tf.constant(np.random.default_rng(2).normal(size=(3, 4, 2)))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = layer(x)[:, -1]
+    blocks = tape.batch_jacobian(y, x).numpy()
+    full = tape.jacobian(y, x).numpy()
+    for b in range(3):
+        np.testing.assert_allclose(blocks[b], full[b, :, b], rtol=1e-12, atol=1e-14)
+    assert np.abs(full[0, :, 1]).max() == 0.0

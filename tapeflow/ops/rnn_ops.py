@@ -24,6 +24,7 @@ higher orders work.
 """
 import numpy as np
 
+from ..framework.batching import register_batching_rule
 from ..framework.errors import InvalidArgumentError
 from ..framework.registry import RegisterGradient as _PerSliceGradient
 from . import array_ops, math_ops, nn_ops, reduction_ops
@@ -191,6 +192,14 @@ def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, 
     drb = flat.sum(axis=0) if cell == "gru" else np.zeros((0,), dtype)
     dz = dZ[:, ::-1] if go_backwards else dZ
     return np.ascontiguousarray(dz), dR, drb, dh0, dc0
+
+
+@register_batching_rule("RNNSequence")
+def _rnn_sequence_rows(op, batched):
+    """Row b of H and C depends on row b of z, h0, c0 and mask only, while the weights R and rb are constants;
+    the reserve is step-major."""
+    rows = not batched[1] and not batched[2]
+    return rows, rows, False
 
 
 def _zeros_if_none(g, like):
