@@ -528,7 +528,7 @@ class Layer(Module):
             if accepts_training:
                 kwargs["training"] = training
             accepts_mask = _call_spec(type(self))[1]
-            previous_mask = kwargs["mask"] if "mask" in kwargs else _masks_of(inputs)
+            previous_mask = kwargs["mask"] if "mask" in kwargs else _masks_of(args[0])  # before any cast
             if accepts_mask and "mask" not in kwargs and previous_mask is not None:
                 kwargs["mask"] = previous_mask
             if "mask" in kwargs and not accepts_mask:

@@ -349,3 +349,12 @@ def test_input_gradient_penalty_second_order_against_finite_differences():
                 numeric[idx] += sign * float(penalty().numpy()) / (2 * eps)
         w.assign(base)
         np.testing.assert_allclose(a, numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_mask_survives_the_cast_into_a_layer_of_another_dtype():
+    inputs = tf.keras.Input((None, 2), dtype="float64")
+    masked = L.Masking(0.0, dtype="float64")(inputs)
+    model = tf.keras.Model(inputs, L.LSTM(3)(masked))   # the LSTM computes in float32: its input is cast
+    x = rng.normal(size=(1, 3, 2))
+    x_padded = np.concatenate([x, np.zeros((1, 2, 2))], 1)
+    np.testing.assert_allclose(model.predict(x_padded, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
