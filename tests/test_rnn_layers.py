@@ -358,3 +358,20 @@ def test_mask_survives_the_cast_into_a_layer_of_another_dtype():
     x = rng.normal(size=(1, 3, 2))
     x_padded = np.concatenate([x, np.zeros((1, 2, 2))], 1)
     np.testing.assert_allclose(model.predict(x_padded, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+
+
+def test_input_gradient_penalty_traced_equals_eager():
+    layer = L.GRU(2, dtype="float64", reset_after=False)
+    x = tf.constant(rng.normal(size=(2, 3, 2)))
+    layer.build((2, 3, 2))
+
+    def penalty_gradient():
+        with tf.GradientTape() as outer:
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = tf.reduce_sum(tf.sin(layer(x)))
+            g = inner.gradient(y, x)
+            p = tf.reduce_sum(g * g)
+        return outer.gradient(p, layer.trainable_weights)
+    for eager, traced in zip(penalty_gradient(), tf.function(penalty_gradient)()):
+        np.testing.assert_allclose(traced.numpy(), eager.numpy(), rtol=1e-12)
