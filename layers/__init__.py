@@ -7,7 +7,9 @@ the training loop in ``models`` and ``trainers``, and the Keras API modules
 constraints, backend) as sub-packages or modules. Layers: Layer, Dense, Conv1D,
 BatchNormalization, Dropout, Activation, Flatten, Reshape, InputLayer/Input,
 Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate,
-LayerNormalization, Embedding. Models: Sequential, functional
+LayerNormalization, Embedding, Masking, and the recurrent layers of ``rnn``
+(SimpleRNN, LSTM, GRU, their cells, RNN, StackedRNNCells, Bidirectional,
+TimeDistributed). Models: Sequential, functional
 ``Model(inputs, outputs)`` and subclassed ``Model``, with
 compile/fit/evaluate/predict.
 """
@@ -60,3 +62,6 @@ from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
 from .preprocessing import Normalization, Rescaling  # noqa: F401
 from .preprocessing import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
                             RandomRotation, RandomTranslation, RandomZoom, Resizing)
+from .core.masking import Masking  # noqa: F401
+from .rnn import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell,  # noqa: F401
+                  StackedRNNCells, TimeDistributed)

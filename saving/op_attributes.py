@@ -290,6 +290,8 @@ SCHEMAS = {
                                                                 "reflect")),
     "FusedBatchNormTraining": OpSchema(epsilon=number),
     "FusedBatchNormGrad": OpSchema(epsilon=number),
+    "RNNSequence": OpSchema(cell=one_of("lstm", "gru", "gru_v1", "simple"), go_backwards=boolean),
+    "RNNSequenceGrad": OpSchema(cell=one_of("lstm", "gru", "gru_v1", "simple"), go_backwards=boolean),
     "LeakyRelu": _LEAKY, "LeakyReluGrad": _LEAKY_GRAD,
     **{op: _ACTIVATION for op in ("Relu", "Relu6", "Elu", "Selu", "Sigmoid", "Softplus", "Softsign")},
     **{op: _ACTIVATION_GRAD for op in ("ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "SigmoidGrad",

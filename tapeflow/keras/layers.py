@@ -18,3 +18,5 @@ from tapeflow.layers import AdditiveAttention, Attention, EinsumDense, MultiHead
 from tapeflow.layers import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
 from tapeflow.layers import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
                              RandomRotation, RandomTranslation, RandomZoom, Resizing)
+from tapeflow.layers import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, Masking, SimpleRNN,  # noqa: F401
+                             SimpleRNNCell, StackedRNNCells, TimeDistributed)
