@@ -36,6 +36,7 @@ from .framework.tensor_spec import TensorSpec
 from .config.execution import functions_run_eagerly
 from .framework.logging_util import warn
 from .framework.variables import Variable, assign_shape_error
+from .graph_passes import optimized_copy
 from .graph_replay import ASSIGN, ASSIGN_METHODS, CALL, READ, ArrayReplay, output_count_error
 
 _RECENT_CALLS = 10      # the window of the retracing warning
@@ -280,11 +281,16 @@ class ConcreteFunction:
 
     def _compile(self):
         g = self.graph
-        self._constants = [Tensor(c) for c in g.constants]
+        # The replay runs the graph as the passes leave it (graph_passes/); self.graph stays as traced.
+        static_shapes = [tuple(shape) if spec.shape.is_fully_defined() or not self.polymorphic else None
+                         for spec, shape in zip(g.input_specs, self.traced_shapes)]
+        self.optimized = optimized = optimized_copy(g, static_shapes)
+        self._graph_constants = optimized.constants
+        self._constants = [Tensor(c) for c in optimized.constants]
         plan = []
         node_slot = []
         slot = 0
-        for op_type, refs, attrs, n_out in g.nodes:
+        for op_type, refs, attrs, n_out in optimized.nodes:
             node_slot.append(slot)
             plan.append((op_type, tuple(refs), attrs, n_out))
             slot += n_out
@@ -292,9 +298,14 @@ class ConcreteFunction:
         self._plan = [(op, tuple(self._slot(r) for r in refs), attrs, n_out, node_slot[k])
                       for k, (op, refs, attrs, n_out) in enumerate(plan)]
         self._n_slots = slot
-        self._output_slots = None if g.outputs is None else nest.map_structure(
-            lambda leaf: OutputLeaf(ref=self._slot(leaf.ref)) if leaf.ref is not None else leaf, g.outputs)
-        self._array_replay = ArrayReplay(self._plan, slot, len(g.input_specs), len(g.constants), self._output_slots,
+        output_refs = iter(optimized.outputs)
+
+        def output_slot(leaf):
+            ref = next(output_refs)
+            return leaf if ref is None else OutputLeaf(ref=self._slot(ref))
+        self._output_slots = None if g.outputs is None else nest.map_structure(output_slot, g.outputs)
+        self._array_replay = ArrayReplay(self._plan, slot, len(g.input_specs), len(optimized.constants),
+                                         self._output_slots,
                                          {VARIABLE_READ: READ, VARIABLE_ASSIGN: ASSIGN, PYTHON_CALL: CALL})
 
     def _slot(self, ref):
@@ -344,7 +355,7 @@ class ConcreteFunction:
         state = recording.current()
         if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers
                                  or recording.numerics_checked()):
-            return self._array_replay(inputs, self.graph.constants, captures, self.graph.variables,
+            return self._array_replay(inputs, self._graph_constants, captures, self.graph.variables,
                                       getattr(self.graph, "python_calls", ()))
         values = [None] * self._n_slots
         constants = self._constants
