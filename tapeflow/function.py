@@ -308,6 +308,16 @@ class ConcreteFunction:
                                          self._output_slots,
                                          {VARIABLE_READ: READ, VARIABLE_ASSIGN: ASSIGN, PYTHON_CALL: CALL})
 
+    jit_compile = False     # set by tf.function(jit_compile=True): calls nothing records run compiled code
+    _compiled = None
+
+    def compiled(self):
+        """The graph compiled to numba kernels (tapeflow/jit), built at the first compiled call."""
+        if self._compiled is None:
+            from .jit import CompiledGraph
+            self._compiled = CompiledGraph(self.optimized, self.graph.outputs)
+        return self._compiled
+
     def _slot(self, ref):
         kind = ref[0]
         if kind == "node":
@@ -355,7 +365,8 @@ class ConcreteFunction:
         state = recording.current()
         if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers
                                  or recording.numerics_checked()):
-            return self._array_replay(inputs, self._graph_constants, captures, self.graph.variables,
+            replay = self.compiled() if self.jit_compile else self._array_replay
+            return replay(inputs, self._graph_constants, captures, self.graph.variables,
                                       getattr(self.graph, "python_calls", ()))
         values = [None] * self._n_slots
         constants = self._constants
@@ -450,7 +461,8 @@ def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_var
 class Function:
     """A Python function that runs as traced graphs (``tf.function``)."""
 
-    def __init__(self, python_function, input_signature=None, name=None, **options):
+    def __init__(self, python_function, input_signature=None, name=None, jit_compile=None, **options):
+        self._jit_compile = bool(jit_compile)
         self._python_function = python_function
         self._input_signature = None if input_signature is None else list(nest.flatten(input_signature))
         self._name = name or getattr(python_function, "__name__", "function")
@@ -478,7 +490,7 @@ class Function:
         bound = self._bound.get(instance)
         if bound is None:
             bound = Function(functools.partial(self._python_function, instance), self._input_signature,
-                             name=self._name, **self._options)
+                             name=self._name, jit_compile=self._jit_compile, **self._options)
             bound._instance = weakref.ref(instance)
             self._bound[instance] = bound
         return bound
@@ -550,8 +562,8 @@ class Function:
         graph = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
                        creates_variables)
         self._tracing_count += 1
-        polymorphic = True
-        if unknown:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
+        polymorphic = not (unknown and self._jit_compile)  # compiled code is specialised to each call's shapes
+        if unknown and polymorphic:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
             other = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
                            creates_variables)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
@@ -566,6 +578,7 @@ class Function:
         key, tensors, structured = self._canonical(args, kwargs)
         traced_before = self._tracing_count
         concrete = self._concrete_for(key, tensors, structured)
+        concrete.jit_compile = self._jit_compile
         self._note_call(self._tracing_count > traced_before)
         return concrete.call_flat(tensors)
 
@@ -595,6 +608,11 @@ class Function:
         return out
 
     def get_concrete_function(self, *args, **kwargs):
+        concrete = self._get_concrete_function(*args, **kwargs)
+        concrete.jit_compile = self._jit_compile
+        return concrete
+
+    def _get_concrete_function(self, *args, **kwargs):
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
         if all(isinstance(a, TensorSpec) for a in nest.flatten([list(args), kwargs])) and (args or kwargs):
@@ -638,8 +656,8 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
              experimental_relax_shapes=None, name=None, **kwargs):
     """Decorator/function turning ``func`` into a traced ``Function`` (``tf.function``)."""
     if func is None:
-        return lambda f: Function(f, input_signature=input_signature, name=name)
-    return Function(func, input_signature=input_signature, name=name)
+        return lambda f: Function(f, input_signature=input_signature, name=name, jit_compile=jit_compile)
+    return Function(func, input_signature=input_signature, name=name, jit_compile=jit_compile)
 
 
 # ------------------------------------------------------ custom gradients ---

@@ -1,0 +1,181 @@
+"""Compiles an optimised traced graph (a PassGraph) into jitted segments and op calls.
+
+The graph is cut, in node order, into runs of nodes with a lowering (lowering.py),
+each generated as one numba kernel (codegen.py), and everything else (ops without
+a lowering, values whose shape or dtype is not proven, variable reads and assigns,
+deferred Python calls) called as the plain replay calls it. So every graph compiles,
+and a graph with nothing to lower runs as its replay does.
+
+Everything about a signature is decided once, here: which nodes fuse, which values
+stay scalars inside a loop, which get arrays, the shapes results are given back. The
+arrays themselves are allocated inside the kernels at each call: a buffer reused
+across calls would be shared by two threads calling the function at once, and by a
+result handed to the caller.
+"""
+import time
+
+import numpy as np
+
+from ..framework import nest
+from ..framework.conversion import convert_to_tensor
+from ..framework.recording import _FORWARDS
+from ..framework.tensor import Tensor
+from ..graph_passes.pass_graph import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ
+from ..graph_replay import ASSIGN_METHODS, output_count_error
+from .codegen import Segment, generate
+from .lowering import lowering_of
+from .module_cache import load_module
+
+_SEGMENT, _OP, _OP_TUPLE, _READ, _ASSIGN, _CALL = range(6)
+
+
+def _flat(value):
+    if type(value) is np.ndarray and value.flags.c_contiguous:
+        return value.reshape(-1)
+    return np.ascontiguousarray(value).reshape(-1)
+
+
+def plan_segments(graph):
+    """(segments, kinds, shapes, dtypes): the jitted runs of ``graph``'s nodes and what is proven."""
+    shapes = graph.static_shapes()
+    dtypes = {}
+    kinds = {}
+    for k, (op, refs, attrs, n_out) in enumerate(graph.nodes):
+        if op in (VARIABLE_READ, VARIABLE_ASSIGN, PYTHON_CALL):
+            continue
+        outs = [("node", k, j) for j in range(n_out)]
+        for r in list(refs) + outs:
+            dtypes[r] = graph.dtype(r)
+        kind = lowering_of(op, attrs, [dtypes[r] for r in refs], [dtypes[r] for r in outs],
+                           [shapes.get(r) for r in refs], [shapes.get(r) for r in outs])
+        if kind is not None:
+            kinds[k] = kind
+    segments, run = [], []
+    for k in range(len(graph.nodes) + 1):
+        if k in kinds:
+            run.append((k, kinds[k]))
+            continue
+        if run and any(kind != "reshape" for _, kind in run):   # a kernel only to reshape is not worth a call
+            segments.append(Segment(len(segments), run))
+        run = []
+    return segments, kinds, shapes, dtypes
+
+
+class CompiledGraph:
+    """A PassGraph's program: jitted segments and op calls; called like ArrayReplay."""
+
+    def __init__(self, graph, output_structure):
+        start = time.perf_counter()
+        self.graph = graph
+        segments, kinds, shapes, dtypes = plan_segments(graph)
+        graph.values_dtype = dtypes
+        read_after = {}
+        outputs = {r for r in graph.outputs if r is not None}
+        for seg in segments:
+            last = seg.nodes[-1][0]
+            later = set(outputs)
+            for node in graph.nodes[last + 1:]:
+                later.update(node[1])
+            read_after[seg.index] = later
+        self.source = generate(graph, segments, kinds, shapes, read_after) if segments else ""
+        module = load_module(self.source) if segments else None
+        self.segments = segments
+        self._build_steps(module, segments, shapes)
+        self._output_structure = output_structure
+        self.plan_seconds = time.perf_counter() - start
+        self.first_call_seconds = None
+
+    def _build_steps(self, module, segments, shapes):
+        g = self.graph
+        starts = {seg.nodes[0][0]: seg for seg in segments}
+        inside = {k for seg in segments for k, _ in seg.nodes}
+        slot = {}       # only values that live outside the kernels get a place in the list
+        for k, node in enumerate(g.nodes):
+            produced = [("node", k, j) for j in range(node[3])]
+            if k in inside:
+                produced = [r for r in produced if any(r in seg.outputs for seg in segments)]
+            for r in produced:
+                slot[r] = len(slot)
+        n = len(slot)
+        self._n_nodes = n
+        self._bases = {"in": n, "const": n + len(g.input_shapes), "capture": n + len(g.input_shapes) + len(g.constants)}
+        self._slot = slot
+        steps = []
+        for k, (op, refs, attrs, n_out) in enumerate(g.nodes):
+            if k in starts:
+                seg = starts[k]
+                steps.append((_SEGMENT, getattr(module, seg.name), [self.index(r) for r in seg.inputs],
+                              [(self.index(r), shapes[r]) for r in seg.outputs], None, None))
+            if k in inside:
+                continue
+            args = [self.index(r) for r in refs]
+            out = slot.get(("node", k, 0), -1)
+            if op == VARIABLE_READ:
+                steps.append((_READ, None, args, attrs, n_out, out))
+            elif op == VARIABLE_ASSIGN:
+                steps.append((_ASSIGN, None, args, attrs, n_out, out))
+            elif op == PYTHON_CALL:
+                steps.append((_CALL, None, args, attrs, n_out, out))
+            else:
+                forward, registered = _FORWARDS[op]
+                steps.append((_OP if registered == 1 else _OP_TUPLE, forward, args, attrs or None, n_out, out, op))
+        self._steps = steps
+        self._output_slots = [None if r is None else self.index(r) for r in g.outputs]
+
+    def index(self, ref):
+        """Values are one list: node outputs, then inputs, constants, captures."""
+        if ref[0] == "node":
+            return self._slot[ref]
+        return self._bases[ref[0]] + ref[1]
+
+    def __call__(self, inputs, constants, captures, variables, python_calls):
+        first = self.first_call_seconds is None
+        start = time.perf_counter() if first else 0.0
+        values = [None] * self._n_nodes
+        values += [t._value for t in inputs]
+        values += constants
+        values += [t._value for t in captures]
+        for step in self._steps:
+            kind = step[0]
+            if kind == _SEGMENT:
+                results = step[1](*[_flat(values[i]) for i in step[2]])
+                for (i, shape), array in zip(step[3], results):
+                    values[i] = array.reshape(shape)
+                continue
+            _, forward, args, attrs, n_out, out = step[:6]
+            if kind <= _OP_TUPLE:
+                arrays = [values[i] for i in args]
+                result = forward(*arrays) if attrs is None else forward(*arrays, **attrs)
+                if kind == _OP:
+                    values[out] = result
+                elif len(result) == n_out:
+                    values[out:out + n_out] = result
+                else:
+                    raise output_count_error(step[6], n_out, len(result))
+            elif kind == _READ:
+                values[out] = variables[attrs["variable"]]._as_tensor()._value
+            elif kind == _ASSIGN:
+                var = variables[attrs["variable"]]
+                getattr(var, ASSIGN_METHODS[attrs["mode"]])(Tensor(values[args[0]]))
+            else:
+                result = python_calls[attrs["call"]](*[Tensor(values[i]) for i in args])
+                if n_out:
+                    values[out] = convert_to_tensor(result)._value
+        if first:
+            self.first_call_seconds = time.perf_counter() - start
+        if self._output_structure is None:
+            return None
+        return self._pack(values)
+
+    def _pack(self, values):
+        structure = self._output_structure
+        slots = self._output_slots
+        if type(structure) in (tuple, list) and not any(isinstance(leaf, (tuple, list, dict)) for leaf in structure):
+            return type(structure)(leaf.python if i is None else Tensor(values[i])
+                                   for leaf, i in zip(structure, slots))
+        leaves = iter(slots)
+
+        def leaf_value(leaf):
+            i = next(leaves)
+            return leaf.python if i is None else Tensor(values[i])
+        return nest.map_structure(leaf_value, structure)
