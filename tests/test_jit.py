@@ -39,6 +39,7 @@ UNARY = {
     "Log": lambda x: tf.math.log(tf.abs(x) + 0.1), "Sqrt": lambda x: tf.sqrt(tf.abs(x)), "Sin": tf.sin,
     "Cos": tf.cos, "Tanh": tf.tanh, "Sigmoid": tf.sigmoid, "Relu": tf.nn.relu,
     "Cast": lambda x: tf.cast(tf.cast(x, tf.float64) * 1.5, tf.float32),
+    "BroadcastTo": lambda x: tf.broadcast_to(x, [2, 4, 5]),
 }
 BINARY = {"AddV2": tf.add, "Sub": tf.subtract, "Mul": tf.multiply, "RealDiv": tf.divide}
 
@@ -252,3 +253,29 @@ def test_import_compiles_nothing():
     done = subprocess.run([sys.executable, "-c", "import sys, tapeflow; print('tapeflow.jit' in sys.modules)"],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False"
+
+
+def test_model_compile_jit_compile_trains_as_the_eager_fit():
+    rng_ = np.random.default_rng(0)
+    x = rng_.normal(size=(120, 6)).astype(np.float32)
+    y = rng_.integers(0, 3, 120)
+
+    def fit(jit_compile):
+        tf.keras.utils.set_random_seed(1)
+        model = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(8, activation="relu"),
+                                     tf.keras.layers.Dense(3, activation="softmax")])
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"],
+                      jit_compile=jit_compile)
+        history = model.fit(x, y, batch_size=50, epochs=2, verbose=0, shuffle=False)
+        return model, history.history
+
+    eager, eager_history = fit("auto")
+    compiled, compiled_history = fit(True)
+    assert eager_history == compiled_history
+    for a, b in zip(eager.weights, compiled.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    step = compiled._compiled_train_step
+    assert step.experimental_get_tracing_count() == 2              # batches of 50, then the last 20
+    assert any(c.jit_compile and c.compiled().segments for c in step.traced_concrete_functions())
+    assert compiled.get_compile_config()["jit_compile"] is True
+    assert eager._compiled_train_step is None and eager.get_compile_config()["jit_compile"] is False

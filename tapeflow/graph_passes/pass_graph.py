@@ -21,12 +21,14 @@ class PassGraph:
     """``nodes``: [op_type, refs, attrs, n_out] (None once deleted); ``outputs``: the refs read after the
     last node; ``values``: ref -> the value seen while tracing, where the trace is at hand."""
 
-    def __init__(self, nodes, constants, outputs, input_shapes=(), variable_shapes=(), values=None):
+    def __init__(self, nodes, constants, outputs, input_shapes=(), variable_shapes=(), values=None,
+                 variable_dtypes=()):
         self.nodes = [[op, list(refs), dict(attrs), n_out] for op, refs, attrs, n_out in nodes]
         self.constants = list(constants)
         self.outputs = list(outputs)
         self.input_shapes = list(input_shapes)
         self.variable_shapes = list(variable_shapes)
+        self.variable_dtypes = list(variable_dtypes)
         self.values = dict(values or {})
         self._replacements = {}
 
@@ -41,7 +43,9 @@ class PassGraph:
                 values[tuple(ref)] = tensor._value
         variable_shapes = [tuple(v.shape.as_list()) if v.shape.is_fully_defined() else None
                            for v in graph.variables]
-        return cls(graph.nodes, graph.constants, output_refs(graph), input_shapes, variable_shapes, values)
+        variable_dtypes = [np.dtype(v.dtype.as_numpy_dtype) for v in graph.variables]
+        return cls(graph.nodes, graph.constants, output_refs(graph), input_shapes, variable_shapes, values,
+                   variable_dtypes)
 
     # -- facts -------------------------------------------------------------------
     def is_pure(self, k):
@@ -56,6 +60,9 @@ class PassGraph:
         if ref[0] == "const":
             return self.constants[ref[1]].dtype
         if ref[0] == "node" and not is_pure(self.nodes[ref[1]][0]):
+            node = self.nodes[ref[1]]
+            if node[0] == VARIABLE_READ and node[2]["variable"] < len(self.variable_dtypes):
+                return self.variable_dtypes[node[2]["variable"]]    # a variable's dtype never changes
             return None
         value = self.values.get(tuple(ref))
         return None if value is None else np.asarray(value).dtype

@@ -23,6 +23,7 @@ ELEMENTWISE = {
     "Abs": "abs(a)",
     "Square": "a * a",
     "Identity": "a",
+    "BroadcastTo": "a",        # the loop reads the input through its broadcast index
     "Exp": "np.exp(a)",
     "Log": "np.log(a)",
     "Sqrt": "np.sqrt(a)",
