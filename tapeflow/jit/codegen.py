@@ -79,7 +79,7 @@ class _SegmentWriter:
             self.names[r] = f"x{i}"
         groups = self._groups()
         for group in groups:
-            if group[0][1] == "elementwise":
+            if group[0][1] in ("elementwise", "reduce"):
                 self._loop(group, groups)
             else:
                 self._single(group[0][0], group[0][1])
@@ -89,12 +89,19 @@ class _SegmentWriter:
         head = [f"@njit(cache=True, error_model='numpy')", f"def {seg.name}({args}):"]
         return head + ["    " + line for line in self.lines] + [f"    return ({outs})", "", ""]
 
+    def loop_shape(self, k, kind):
+        """The shape a node's loop runs over: its output's, or for a sum its input's."""
+        return self.shapes[self.graph.nodes[k][1][0]] if kind == "reduce" else self.shapes[("node", k, 0)]
+
     def _groups(self):
+        """Consecutive loop nodes over one shape share a loop, unless a node reads a sum of that loop."""
         groups = []
         for k, kind in self.segment.nodes:
-            shape = self.shapes[("node", k, 0)]
-            if groups and kind == "elementwise" and groups[-1][0][1] == "elementwise" \
-                    and self.shapes[("node", groups[-1][0][0], 0)] == shape:
+            looped = kind in ("elementwise", "reduce")
+            if groups and looped and groups[-1][0][1] in ("elementwise", "reduce") \
+                    and self.loop_shape(*groups[-1][0]) == self.loop_shape(k, kind) \
+                    and not any(r == ("node", j, 0) for j, kind_j in groups[-1] if kind_j == "reduce"
+                                for r in self.graph.nodes[k][1]):
                 groups[-1].append((k, kind))
             else:
                 groups.append([(k, kind)])
@@ -107,22 +114,33 @@ class _SegmentWriter:
             if other is not group:
                 for k, _ in other:
                     readers_outside.update(self.graph.nodes[k][1])
-        out_shape = self.shapes[("node", group[0][0], 0)]
+        out_shape = self.loop_shape(*group[0])
         size = int(np.prod(out_shape))
-        stored = [r for r in (("node", k, 0) for k, _ in group) if r in readers_outside]
+        stored = [("node", k, 0) for k, kind in group if kind == "elementwise" and ("node", k, 0) in readers_outside]
         for r in stored:
             self.names[r] = f"v{r[1]}"
             self.lines.append(f"v{r[1]} = np.empty({size}, {_dtype(self.graph.values_dtype[r])})")
+        for k, kind in group:
+            if kind == "reduce":
+                ref = ("node", k, 0)
+                self.names[ref] = f"v{k}"
+                self.lines.append(f"v{k} = np.zeros({int(np.prod(self.shapes[ref]))}, "
+                                  f"{_dtype(self.graph.values_dtype[ref])})")
         self.lines.append(f"for i in range({size}):")
         body = []
-        for k, _ in group:
-            op, refs, _, _ = self.graph.nodes[k]
+        for k, kind in group:
+            op, refs, attrs, _ = self.graph.nodes[k]
             args = []
             for r in refs:
                 if r in members:
                     args.append(f"t{r[1]}")
                 else:
                     args.append(f"{self.array(r)}[{_index(self.shapes[r], out_shape, 'i')}]")
+            if kind == "reduce":
+                axes = {a % len(out_shape) for a in attrs["axes"]}
+                kept = tuple(1 if d in axes else n for d, n in enumerate(out_shape))
+                body.append(f"v{k}[{_index(kept, out_shape, 'i')}] += {args[0]}")
+                continue
             names = dict(zip("ab", args))
             expr = ELEMENTWISE[op]
             # substitute whole-word a/b by the argument expressions (parenthesised)

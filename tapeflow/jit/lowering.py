@@ -1,5 +1,6 @@
 """What the jit compiler can compute inside numba, per op: scalar expressions for elementwise ops
-(fused into loops) and reshapes (free on flat arrays). Everything else runs as a call of the op's
+(fused into loops), sums over fixed axes (accumulated in the loop that computes their input) and
+reshapes (free on flat arrays). Everything else runs as a call of the op's
 forward between kernels; matmuls among them go to BLAS through numpy, as numba's own np.dot
 would need scipy, which tapeflow does not depend on.
 
@@ -7,7 +8,8 @@ Each expression computes what the op's own forward computes: numpy's arithmetic 
 arithmetic ops, and the formulas of kernels/activations.py for the activations and
 their gradients. Every node's result is rounded to its dtype before the next node reads
 it, so a fused loop rounds exactly where the unfused ops do; transcendental functions may
-differ from numpy's in the last bit (float32 rounding).
+differ from numpy's in the last bit, and sums add in index order where numpy adds
+contiguous runs pairwise (float32 rounding).
 """
 import numpy as np
 
@@ -40,7 +42,7 @@ ELEMENTWISE = {
 
 
 def lowering_of(op_type, attrs, in_dtypes, out_dtypes, in_shapes, out_shapes):
-    """"elementwise", "reshape" or None (the op stays a call), given proven dtypes and shapes."""
+    """"elementwise", "reduce", "reshape" or None (the op stays a call), given proven dtypes and shapes."""
     if any(d not in FLOATS for d in list(in_dtypes) + list(out_dtypes)) or len(out_dtypes) != 1:
         return None
     if any(s is None for s in list(in_shapes) + list(out_shapes)):
@@ -49,6 +51,9 @@ def lowering_of(op_type, attrs, in_dtypes, out_dtypes, in_shapes, out_shapes):
         if op_type != "Cast" and any(d != out_dtypes[0] for d in in_dtypes):
             return None
         return "elementwise"
+    if op_type == "Sum" and len(in_shapes) == 1 and in_dtypes[0] == out_dtypes[0] \
+            and attrs.get("axes") is not None and all(isinstance(a, int) for a in attrs["axes"]):
+        return "reduce"
     if op_type == "Reshape" and len(in_shapes) == 1 and in_dtypes[0] == out_dtypes[0]:
         return "reshape"
     return None
