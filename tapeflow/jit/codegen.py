@@ -34,19 +34,53 @@ def _strides(shape):
     return list(reversed(strides))
 
 
-def _index(shape, out_shape, loop_var):
-    """The flat index into an array of ``shape`` broadcast against ``out_shape`` at flat ``loop_var``."""
-    if tuple(shape) == tuple(out_shape):
-        return loop_var
-    if int(np.prod(shape)) == 1:
-        return "0"
-    shape = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
-    in_strides, out_strides = _strides(shape), _strides(out_shape)
-    terms = []
-    for d, (n_in, n_out) in enumerate(zip(shape, out_shape)):
-        if n_in != 1:
-            terms.append(f"(({loop_var} // {out_strides[d]}) % {n_out}) * {in_strides[d]}")
-    return " + ".join(terms) or "0"
+class LoopSpace:
+    """The nested loops of one loop group, over ``out_shape``, reading arrays of ``patterns`` shapes.
+
+    Adjacent dimensions along which every array is either read in full or broadcast are merged
+    into one loop, so a bias added to a matrix is two loops (rows, columns) and an array read
+    in full is one index ``i``: no division per element, and an inner loop LLVM can vectorise.
+    """
+
+    def __init__(self, out_shape, patterns):
+        self.rank = len(out_shape)
+        self.out_shape = tuple(out_shape)
+        padded = [self.pad(p) for p in patterns]
+        merged = []
+        for d in range(self.rank):
+            if out_shape[d] == 1:
+                continue
+            if merged and all((p[merged[-1][-1]] == 1) == (p[d] == 1) for p in padded):
+                merged[-1].append(d)
+            else:
+                merged.append([d])
+        self.merged = merged
+        self.sizes = [int(np.prod([out_shape[d] for d in group])) for group in merged]
+
+    def pad(self, shape):
+        return (1,) * (self.rank - len(shape)) + tuple(shape)
+
+    def index(self, shape):
+        """The flat index into an array of ``shape`` (one of the patterns) at the current iteration."""
+        if tuple(shape) == self.out_shape:
+            return "i"
+        padded = self.pad(shape)
+        strides = _strides(padded)
+        terms = [f"j{m} * {strides[group[-1]]}" if strides[group[-1]] != 1 else f"j{m}"
+                 for m, group in enumerate(self.merged) if padded[group[0]] != 1]
+        return " + ".join(terms) or "0"
+
+    def open(self):
+        """The loop headers and the flat output index, as lines (each one level deeper)."""
+        lines = []
+        for m, size in enumerate(self.sizes or [1]):
+            lines.append("    " * m + f"for j{m} in range({size}):")
+        depth = len(self.sizes or [1])
+        out_strides = _strides(self.out_shape)
+        terms = [f"j{m} * {out_strides[group[-1]]}" if out_strides[group[-1]] != 1 else f"j{m}"
+                 for m, group in enumerate(self.merged)]
+        lines.append("    " * depth + "i = " + (" + ".join(terms) or "0"))
+        return lines, depth
 
 
 def _dtype(dtype):
@@ -54,10 +88,10 @@ def _dtype(dtype):
 
 
 class _SegmentWriter:
-    def __init__(self, graph, segment, kinds, shapes, read_after):
+    def __init__(self, graph, segment, shapes, dtypes, read_after):
         self.graph = graph
+        self.dtypes = dtypes
         self.segment = segment
-        self.kinds = kinds
         self.shapes = shapes
         self.read_after = read_after       # refs produced in the segment and read after it
         self.lines = []
@@ -119,39 +153,40 @@ class _SegmentWriter:
         stored = [("node", k, 0) for k, kind in group if kind == "elementwise" and ("node", k, 0) in readers_outside]
         for r in stored:
             self.names[r] = f"v{r[1]}"
-            self.lines.append(f"v{r[1]} = np.empty({size}, {_dtype(self.graph.values_dtype[r])})")
+            self.lines.append(f"v{r[1]} = np.empty({size}, {_dtype(self.dtypes[r])})")
         for k, kind in group:
             if kind == "reduce":
                 ref = ("node", k, 0)
                 self.names[ref] = f"v{k}"
                 self.lines.append(f"v{k} = np.zeros({int(np.prod(self.shapes[ref]))}, "
-                                  f"{_dtype(self.graph.values_dtype[ref])})")
-        self.lines.append(f"for i in range({size}):")
+                                  f"{_dtype(self.dtypes[ref])})")
+        kept = {}
+        patterns = []
+        for k, kind in group:
+            for r in self.graph.nodes[k][1]:
+                if r not in members:
+                    patterns.append(self.shapes[r])
+            if kind == "reduce":
+                axes = {a % len(out_shape) for a in self.graph.nodes[k][2]["axes"]}
+                kept[k] = tuple(1 if d in axes else n for d, n in enumerate(out_shape))
+                patterns.append(kept[k])
+        space = LoopSpace(out_shape, patterns)
+        header, depth = space.open()
+        self.lines.extend(header)
         body = []
         for k, kind in group:
             op, refs, attrs, _ = self.graph.nodes[k]
-            args = []
-            for r in refs:
-                if r in members:
-                    args.append(f"t{r[1]}")
-                else:
-                    args.append(f"{self.array(r)}[{_index(self.shapes[r], out_shape, 'i')}]")
+            args = [f"t{r[1]}" if r in members else f"{self.array(r)}[{space.index(self.shapes[r])}]" for r in refs]
             if kind == "reduce":
-                axes = {a % len(out_shape) for a in attrs["axes"]}
-                kept = tuple(1 if d in axes else n for d, n in enumerate(out_shape))
-                body.append(f"v{k}[{_index(kept, out_shape, 'i')}] += {args[0]}")
+                body.append(f"v{k}[{space.index(kept[k])}] += {args[0]}")
                 continue
             names = dict(zip("ab", args))
-            expr = ELEMENTWISE[op]
             # substitute whole-word a/b by the argument expressions (parenthesised)
-            out = []
-            for token in _tokens(expr):
-                out.append(f"({names[token]})" if token in names else token)
-            dtype = _dtype(self.graph.values_dtype[("node", k, 0)])
-            body.append(f"t{k} = {dtype}({''.join(out)})")
+            expr = "".join(f"({names[token]})" if token in names else token for token in _tokens(ELEMENTWISE[op]))
+            body.append(f"t{k} = {_dtype(self.dtypes[('node', k, 0)])}({expr})")
             if ("node", k, 0) in stored:
                 body.append(f"v{k}[i] = t{k}")
-        self.lines.extend("    " + line for line in body)
+        self.lines.extend("    " * depth + line for line in body)
 
     def _single(self, k, kind):
         op, refs, attrs, _ = self.graph.nodes[k]
@@ -177,10 +212,10 @@ def _tokens(expr):
     return tokens
 
 
-def generate(graph, segments, kinds, shapes, read_after):
+def generate(graph, segments, shapes, dtypes, read_after):
     """The module source defining one njit function per segment."""
     lines = ['"""Generated by tapeflow.jit from a traced graph: one numba kernel per jitted segment."""',
              "import math", "", "import numpy as np", "from numba import njit", "", ""]
     for segment in segments:
-        lines += _SegmentWriter(graph, segment, kinds, shapes, read_after[segment.index]).write()
+        lines += _SegmentWriter(graph, segment, shapes, dtypes, read_after[segment.index]).write()
     return "\n".join(lines)

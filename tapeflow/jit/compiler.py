@@ -68,7 +68,6 @@ class CompiledGraph:
         start = time.perf_counter()
         self.graph = graph
         segments, kinds, shapes, dtypes = plan_segments(graph)
-        graph.values_dtype = dtypes
         read_after = {}
         outputs = {r for r in graph.outputs if r is not None}
         for seg in segments:
@@ -77,7 +76,7 @@ class CompiledGraph:
             for node in graph.nodes[last + 1:]:
                 later.update(node[1])
             read_after[seg.index] = later
-        self.source = generate(graph, segments, kinds, shapes, read_after) if segments else ""
+        self.source = generate(graph, segments, shapes, dtypes, read_after) if segments else ""
         module = load_module(self.source) if segments else None
         self.segments = segments
         self._build_steps(module, segments, shapes)
