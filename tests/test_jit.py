@@ -231,6 +231,33 @@ def test_state_and_side_effects_run_in_order(capsys):
     assert len(printed) == 4 and printed[:2] == printed[2:] == ["15", "27"]
 
 
+def test_scheduling_moves_only_pure_nodes_and_keeps_dependencies():
+    from tapeflow.graph_passes.pass_graph import PassGraph
+    from tapeflow.jit.compiler import _lowerings, schedule
+    v = tf.Variable(floats(4, 3).numpy())
+
+    def step(x):
+        e = tf.exp(x) * 3.0                    # traced first, needed last: moves next to its reader
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.tanh(x @ v) * 2.0)
+        g = tape.gradient(y, v)
+        v.assign_sub(g * 0.1)
+        tf.print(y)
+        return tf.exp(tf.reduce_sum(v)) + y + tf.reduce_sum(e)
+
+    x = floats(5, 4)
+    graph = tf.function(step).get_concrete_function(x).graph
+    g = PassGraph.from_func_graph(graph, [(5, 4)])
+    kinds, _ = _lowerings(g, g.static_shapes())
+    order = schedule(g, kinds)
+    assert sorted(order) == list(range(len(g.nodes))) and order != sorted(order)
+    position = {k: i for i, k in enumerate(order)}
+    for k, (_, refs, _, _) in enumerate(g.nodes):
+        assert all(position[r[1]] < position[k] for r in refs if r[0] == "node")
+    impure = [k for k in range(len(g.nodes)) if not g.is_pure(k)]
+    assert sorted(impure, key=position.get) == impure
+
+
 def test_unknown_dimensions_are_specialised_per_shape():
     f = tf.function(lambda x: tf.tanh(x) * 2.0 + 1.0, jit_compile=True,
                     input_signature=[tf.TensorSpec([None, 3], tf.float32)])

@@ -160,6 +160,19 @@ class PassGraph:
         self.values = values
 
 
+def reordered(graph, order):
+    """A copy of ``graph`` (compacted) with its nodes in ``order`` (a topological order), refs renumbered."""
+    position = {old: new for new, old in enumerate(order)}
+
+    def renumber(ref):
+        return ("node", position[ref[1]], ref[2]) if ref is not None and ref[0] == "node" else ref
+    nodes = [[op, [renumber(r) for r in refs], attrs, n_out] for op, refs, attrs, n_out in
+             (graph.nodes[k] for k in order)]
+    values = {renumber(ref): value for ref, value in graph.values.items()}
+    return PassGraph(nodes, graph.constants, [renumber(r) for r in graph.outputs], graph.input_shapes,
+                     graph.variable_shapes, values, graph.variable_dtypes)
+
+
 def output_refs(graph):
     """The refs of a FuncGraph's output leaves in flatten order (None for Python values)."""
     from ..framework import nest

@@ -20,7 +20,7 @@ from ..framework import nest
 from ..framework.conversion import convert_to_tensor
 from ..framework.recording import _FORWARDS
 from ..framework.tensor import Tensor
-from ..graph_passes.pass_graph import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ
+from ..graph_passes.pass_graph import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ, reordered
 from ..graph_replay import ASSIGN_METHODS, output_count_error
 from .codegen import Segment, generate
 from .lowering import lowering_of
@@ -35,9 +35,8 @@ def _flat(value):
     return np.ascontiguousarray(value).reshape(-1)
 
 
-def plan_segments(graph):
-    """(segments, kinds, shapes, dtypes): the jitted runs of ``graph``'s nodes and what is proven."""
-    shapes = graph.static_shapes()
+def _lowerings(graph, shapes):
+    """(node -> lowering kind, ref -> dtype) for ``graph``'s nodes."""
     dtypes = {}
     kinds = {}
     for k, (op, refs, attrs, n_out) in enumerate(graph.nodes):
@@ -50,6 +49,61 @@ def plan_segments(graph):
                            [shapes.get(r) for r in refs], [shapes.get(r) for r in outs])
         if kind is not None:
             kinds[k] = kind
+    return kinds, dtypes
+
+
+def schedule(graph, lowered):
+    """A node order that keeps lowered nodes together, so fewer, larger kernels.
+
+    Data dependencies hold, and impure nodes (variable reads and assigns, calls, any op not
+    declared pure) keep their order among themselves: only pure nodes move. Among the nodes
+    ready to run, a lowered node reading the kernel being built joins it; otherwise the
+    earliest node that is not lowered runs; lowered nodes wait until nothing else can run,
+    so they gather next to the nodes that read them (and a broadcast stays in the loop that
+    reads it instead of being materialised).
+    """
+    n = len(graph.nodes)
+    waiting = [0] * n
+    readers = [[] for _ in range(n)]
+    previous_impure = None
+    for k, (_, refs, _, _) in enumerate(graph.nodes):
+        producers = {r[1] for r in refs if r[0] == "node"}
+        if not graph.is_pure(k):
+            if previous_impure is not None:
+                producers.add(previous_impure)
+            previous_impure = k
+        waiting[k] = len(producers)
+        for p in producers:
+            readers[p].append(k)
+    ready = [k for k in range(n) if waiting[k] == 0]
+    order = []
+    run = set()        # the lowered nodes emitted since the last other node: the kernel being built
+    while ready:
+        choice = min((k for k in ready if k in lowered and any(r[0] == "node" and r[1] in run
+                                                                for r in graph.nodes[k][1])), default=None)
+        if choice is None:
+            choice = min((k for k in ready if k not in lowered), default=None)
+        if choice is None:
+            choice = min(ready)
+        if choice in lowered:
+            run.add(choice)
+        else:
+            run = set()
+        ready.remove(choice)
+        order.append(choice)
+        for r in readers[choice]:
+            waiting[r] -= 1
+            if waiting[r] == 0:
+                ready.append(r)
+    return order
+
+
+def plan_segments(graph):
+    """(graph in kernel-friendly order, segments, kinds, shapes, dtypes): the jitted runs of nodes."""
+    kinds, _ = _lowerings(graph, graph.static_shapes())
+    graph = reordered(graph, schedule(graph, kinds))
+    shapes = graph.static_shapes()
+    kinds, dtypes = _lowerings(graph, shapes)
     segments, run = [], []
     for k in range(len(graph.nodes) + 1):
         if k in kinds:
@@ -58,7 +112,7 @@ def plan_segments(graph):
         if run and any(kind != "reshape" for _, kind in run):   # a kernel only to reshape is not worth a call
             segments.append(Segment(len(segments), run))
         run = []
-    return segments, kinds, shapes, dtypes
+    return graph, segments, kinds, shapes, dtypes
 
 
 class CompiledGraph:
@@ -66,8 +120,8 @@ class CompiledGraph:
 
     def __init__(self, graph, output_structure):
         start = time.perf_counter()
-        self.graph = graph
-        segments, kinds, shapes, dtypes = plan_segments(graph)
+        self.graph, segments, kinds, shapes, dtypes = plan_segments(graph)
+        graph = self.graph
         read_after = {}
         outputs = {r for r in graph.outputs if r is not None}
         for seg in segments:
