@@ -40,12 +40,13 @@ UNARY = {
     "Cos": tf.cos, "Tanh": tf.tanh, "Sigmoid": tf.sigmoid, "Relu": tf.nn.relu,
     "Cast": lambda x: tf.cast(tf.cast(x, tf.float64) * 1.5, tf.float32),
     "BroadcastTo": lambda x: tf.broadcast_to(x, [2, 4, 5]),
+    "Elu": tf.nn.elu, "LeakyRelu": lambda x: tf.nn.leaky_relu(x, 0.3),
 }
 BINARY = {"AddV2": tf.add, "Sub": tf.subtract, "Mul": tf.multiply, "RealDiv": tf.divide}
 
 
 def test_every_lowered_elementwise_op_is_tested():
-    covered = set(UNARY) | set(BINARY) | {"TanhGrad", "SigmoidGrad", "ReluGrad"}
+    covered = set(UNARY) | set(BINARY) | {"TanhGrad", "SigmoidGrad", "ReluGrad", "EluGrad", "LeakyReluGrad"}
     assert covered == set(ELEMENTWISE)
 
 
@@ -67,7 +68,7 @@ def test_elementwise_ops_fused_match_the_replay(dtype):
     names = list(UNARY) + list(BINARY) * 3
     for name, a, b in zip(names, replayed, compiled):
         assert a.dtype == b.dtype and a.shape == b.shape, name
-        if name in ("Exp", "Log", "Sqrt", "Sin", "Cos", "Tanh", "Sigmoid"):
+        if name in ("Exp", "Log", "Sqrt", "Sin", "Cos", "Tanh", "Sigmoid", "Elu"):
             np.testing.assert_array_max_ulp(a, b, maxulp=2)
         else:
             np.testing.assert_array_equal(a, b, err_msg=name)
@@ -101,13 +102,17 @@ def test_activation_gradients_compile_and_match():
     def f(x):
         with tf.GradientTape() as tape:
             tape.watch(x)
-            y = tf.reduce_sum(tf.tanh(x) * tf.sigmoid(x) + tf.nn.relu(x) * x)
+            y = tf.reduce_sum(tf.tanh(x) * tf.sigmoid(x) + tf.nn.relu(x) * x + tf.nn.elu(x) * x
+                              + tf.nn.leaky_relu(x, 0.2) * x)
         return tape.gradient(y, x)
 
     (a,), (b,) = both(f, x)
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
-    kinds = [kind for seg in compiled_segments(f, x).segments for _, kind in seg.nodes]
-    assert kinds.count("elementwise") >= 8
+    program = compiled_segments(f, x)
+    kinds = [kind for seg in program.segments for _, kind in seg.nodes]
+    assert kinds.count("elementwise") >= 14
+    assert {"EluGrad", "LeakyReluGrad", "TanhGrad", "SigmoidGrad", "ReluGrad"} <= {
+        program.graph.nodes[k][0] for seg in program.segments for k, _ in seg.nodes}
 
 
 def test_special_values_follow_the_ops():

@@ -181,6 +181,7 @@ class _SegmentWriter:
                 body.append(f"v{k}[{space.index(kept[k])}] += {args[0]}")
                 continue
             names = dict(zip("ab", args))
+            names.update({key: repr(float(value)) for key, value in attrs.items() if type(value) is float})
             # substitute whole-word a/b by the argument expressions (parenthesised)
             expr = "".join(f"({names[token]})" if token in names else token for token in _tokens(ELEMENTWISE[op]))
             body.append(f"t{k} = {_dtype(self.dtypes[('node', k, 0)])}({expr})")

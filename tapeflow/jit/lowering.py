@@ -15,7 +15,7 @@ import numpy as np
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
-# op type -> expression over the argument names a, b (in input order)
+# op type -> expression over the argument names a, b (in input order) and the op's float attributes
 ELEMENTWISE = {
     "AddV2": "a + b",
     "Sub": "a - b",
@@ -36,6 +36,10 @@ ELEMENTWISE = {
     "Sigmoid": "(1.0 / (1.0 + math.exp(-a)) if a >= 0 else math.exp(a) / (1.0 + math.exp(a)))",
     "SigmoidGrad": "b * a * (1 - a)",
     "Relu": "(0 if a <= 0 else a)",
+    "Elu": "(a if a > 0 else math.expm1(a))",
+    "EluGrad": "(a * (b + 1) if b < 0 else a)",
+    "LeakyRelu": "(a if a > 0 else alpha * a)",
+    "LeakyReluGrad": "(a if b > 0 else alpha * a)",
     "ReluGrad": "a * (b > 0)",
     "Cast": "a",
 }
