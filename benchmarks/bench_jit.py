@@ -29,15 +29,19 @@ import tapeflow as tf  # noqa: E402
 from common import emit  # noqa: E402
 
 
-def best_of(fn, repeat=7, number=5):
-    fn()
-    times = []
+def best_of(fns, repeat=9, number=5):
+    """The best seconds per call of each function, timed in interleaved rounds (a shared machine's
+    load then weighs on all of them alike)."""
+    for fn in fns:
+        fn()
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - start) / number)
-    return min(times)
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            best[i] = min(best[i], (time.perf_counter() - start) / number)
+    return best
 
 
 def compare(name, fn, args, reference, unit="ms", per=1, number=5, check=None):
@@ -49,9 +53,8 @@ def compare(name, fn, args, reference, unit="ms", per=1, number=5, check=None):
         np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-4, atol=1e-5)
     if check is not None:
         check(tf.nest.flatten(b)[0].numpy(), r)
-    t_plain = best_of(lambda: plain(*args), number=number) / per
-    t_jit = best_of(lambda: jitted(*args), number=number) / per
-    t_ref = best_of(reference, number=number) / per
+    t_plain, t_jit, t_ref = (t / per for t in best_of([lambda: plain(*args), lambda: jitted(*args), reference],
+                                                      number=number))
     scale = 1e3 if unit == "ms" else 1e6
     print(f"{name:44s} replayed {t_plain * scale:9.3f} | jit {t_jit * scale:9.3f} | numpy {t_ref * scale:9.3f} {unit}"
           f" | jit/numpy {t_jit / t_ref:5.2f}x | jit/replayed {t_jit / t_plain:5.2f}x")
@@ -197,9 +200,8 @@ def conv1d_step():
     nets = [TapeConv1DNet(weights) for _ in range(2)]
     plain, jitted = tf.function(nets[0].step), tf.function(nets[1].step, jit_compile=True)
     np.testing.assert_allclose(float(plain(x, y)), float(jitted(x, y)), rtol=1e-5)
-    t_plain = best_of(lambda: plain(x, y), number=3)
-    t_jit = best_of(lambda: jitted(x, y), number=3)
-    t_ref = best_of(lambda: numpy_net.step(xs, ys), number=3)
+    t_plain, t_jit, t_ref = best_of([lambda: plain(x, y), lambda: jitted(x, y), lambda: numpy_net.step(xs, ys)],
+                                    number=3)
     print(f"{'Conv1D CNN Adam step, batch 128':44s} replayed {t_plain * 1e3:9.3f} | jit {t_jit * 1e3:9.3f} | "
           f"numpy {t_ref * 1e3:9.3f} ms | jit/numpy {t_jit / t_ref:5.2f}x | jit/replayed {t_jit / t_plain:5.2f}x")
     emit("Conv1D CNN Adam step, batch 128: jit_compile", t_jit, t_ref, "numpy", others={"replayed": t_plain})

@@ -331,3 +331,12 @@ def test_model_compile_jit_compile_trains_as_the_eager_fit():
     assert any(c.jit_compile and c.compiled().segments for c in step.traced_concrete_functions())
     assert compiled.get_compile_config()["jit_compile"] is True
     assert eager._compiled_train_step is None and eager.get_compile_config()["jit_compile"] is False
+
+
+def test_an_unwritable_cache_directory_falls_back_to_a_private_one(tmp_path, monkeypatch):
+    from tapeflow.jit import module_cache
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("TAPEFLOW_JIT_CACHE", str(blocked / "jit"))
+    module = module_cache.load_module('"""test"""\nVALUE = 41 + 1\n')
+    assert module.VALUE == 42 and not module.__file__.startswith(str(blocked))

@@ -8,7 +8,8 @@ so a reader never sees half a file) and imported from there. The same graph trac
 in another process produces the same source, hence the same file, and numba loads
 the machine code instead of compiling it again.
 
-The directory is ``$TAPEFLOW_JIT_CACHE``, else ``~/.cache/tapeflow/jit``.
+The directory is ``$TAPEFLOW_JIT_CACHE``, else ``~/.cache/tapeflow/jit`` (a temporary
+directory for the process when neither can be written).
 """
 import hashlib
 import importlib.util
@@ -19,10 +20,22 @@ import tempfile
 _loaded = {}
 
 
+_fallback = []
+
+
 def cache_directory():
+    """The cache directory; a private temporary one (kernels then compile once per process) when the
+    configured one cannot be created or written."""
     path = os.environ.get("TAPEFLOW_JIT_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "tapeflow", "jit")
-    os.makedirs(path, exist_ok=True)
-    return path
+    try:
+        os.makedirs(path, exist_ok=True)
+        if os.access(path, os.W_OK | os.X_OK):
+            return path
+    except OSError:
+        pass
+    if not _fallback:
+        _fallback.append(tempfile.mkdtemp(prefix="tapeflow_jit_"))
+    return _fallback[0]
 
 
 def module_name(source):
