@@ -122,7 +122,8 @@ def test_special_values_follow_the_ops():
     def f(x, z):
         return (x / z, tf.math.log(x), tf.nn.relu(x), tf.sqrt(x), x * z, tf.sigmoid(x), tf.exp(x) - x)
 
-    replayed, compiled = both(f, x, z)
+    with np.errstate(invalid="ignore"):            # inf * 0 and inf - inf warn in numpy's Mul and Sub
+        replayed, compiled = both(f, x, z)
     for a, b in zip(replayed, compiled):
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
         np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
