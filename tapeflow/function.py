@@ -39,6 +39,7 @@ from .framework.tensor_spec import TensorSpec
 from .config.execution import functions_run_eagerly
 from .framework.logging_util import warn
 from .framework.variables import Variable, assign_shape_error
+from .graph_passes import optimized_copy
 from .graph_replay import ASSIGN, ASSIGN_METHODS, READ, ArrayReplay, output_count_error
 
 _RECENT_CALLS = 10      # the window of the retracing warning
@@ -271,11 +272,16 @@ class ConcreteFunction:
 
     def _compile(self):
         g = self.graph
-        self._constants = [Tensor(c) for c in g.constants]
+        # The replay runs the graph as the passes leave it (graph_passes/); self.graph stays as traced.
+        static_shapes = [tuple(shape) if spec.shape.is_fully_defined() or not self.polymorphic else None
+                         for spec, shape in zip(g.input_specs, self.traced_shapes)]
+        self.optimized = optimized = optimized_copy(g, static_shapes)
+        self._graph_constants = optimized.constants
+        self._constants = [Tensor(c) for c in optimized.constants]
         plan = []
         node_slot = []
         slot = 0
-        for op_type, refs, attrs, n_out in g.nodes:
+        for op_type, refs, attrs, n_out in optimized.nodes:
             node_slot.append(slot)
             plan.append((op_type, tuple(refs), attrs, n_out))
             slot += n_out
@@ -283,10 +289,25 @@ class ConcreteFunction:
         self._plan = [(op, tuple(self._slot(r) for r in refs), attrs, n_out, node_slot[k])
                       for k, (op, refs, attrs, n_out) in enumerate(plan)]
         self._n_slots = slot
-        self._output_slots = None if g.outputs is None else nest.map_structure(
-            lambda leaf: OutputLeaf(ref=self._slot(leaf.ref)) if leaf.ref is not None else leaf, g.outputs)
-        self._array_replay = ArrayReplay(self._plan, slot, len(g.input_specs), len(g.constants), self._output_slots,
+        output_refs = iter(optimized.outputs)
+
+        def output_slot(leaf):
+            ref = next(output_refs)
+            return leaf if ref is None else OutputLeaf(ref=self._slot(ref))
+        self._output_slots = None if g.outputs is None else nest.map_structure(output_slot, g.outputs)
+        self._array_replay = ArrayReplay(self._plan, slot, len(g.input_specs), len(optimized.constants),
+                                         self._output_slots,
                                          {VARIABLE_READ: READ, VARIABLE_ASSIGN: ASSIGN})
+
+    jit_compile = False     # set by tf.function(jit_compile=True): calls nothing records run compiled code
+    _compiled = None
+
+    def compiled(self):
+        """The graph compiled to numba kernels (tapeflow/jit), built at the first compiled call."""
+        if self._compiled is None:
+            from .jit import CompiledGraph
+            self._compiled = CompiledGraph(self.optimized, self.graph.outputs)
+        return self._compiled
 
     def _slot(self, ref):
         kind = ref[0]
@@ -335,7 +356,8 @@ class ConcreteFunction:
         state = recording.current()
         if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers
                                  or recording.numerics_checked()):
-            return self._array_replay(inputs, self.graph.constants, captures, self.graph.variables)
+            replay = self.compiled() if self.jit_compile else self._array_replay
+            return replay(inputs, self._graph_constants, captures, self.graph.variables)
         values = [None] * self._n_slots
         constants = self._constants
         variables = self.graph.variables
@@ -423,7 +445,8 @@ def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_var
 class Function:
     """A Python function that runs as traced graphs (``tf.function``)."""
 
-    def __init__(self, python_function, input_signature=None, name=None, **options):
+    def __init__(self, python_function, input_signature=None, name=None, jit_compile=None, **options):
+        self._jit_compile = bool(jit_compile)
         self._python_function = python_function
         self._input_signature = None if input_signature is None else list(nest.flatten(input_signature))
         self._name = name or getattr(python_function, "__name__", "function")
@@ -453,7 +476,7 @@ class Function:
         bound = self._bound.get(instance)
         if bound is None:
             bound = Function(functools.partial(self._python_function, instance), self._input_signature,
-                             name=self._name, **self._options)
+                             name=self._name, jit_compile=self._jit_compile, **self._options)
             bound._instance = weakref.ref(instance)
             self._bound[instance] = bound
         return bound
@@ -573,8 +596,8 @@ class Function:
         graph = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
                        creates_variables)
         self._tracing_count += 1
-        polymorphic = True
-        if unknown:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
+        polymorphic = not (unknown and self._jit_compile)  # compiled code is specialised to each call's shapes
+        if unknown and polymorphic:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
             other = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
                            creates_variables)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
@@ -589,6 +612,7 @@ class Function:
         key, tensors, structured = self._canonical(args, kwargs)
         traced_before = self._tracing_count
         concrete = self._concrete_for(key, tensors, structured)
+        concrete.jit_compile = self._jit_compile
         self._note_call(self._tracing_count > traced_before)
         return concrete.call_flat(tensors)
 
@@ -618,6 +642,11 @@ class Function:
         return out
 
     def get_concrete_function(self, *args, **kwargs):
+        concrete = self._get_concrete_function(*args, **kwargs)
+        concrete.jit_compile = self._jit_compile
+        return concrete
+
+    def _get_concrete_function(self, *args, **kwargs):
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
         if all(isinstance(a, TensorSpec) for a in nest.flatten([list(args), kwargs])) and (args or kwargs):
@@ -662,8 +691,10 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
     """Decorator/function turning ``func`` into a traced ``Function`` (``tf.function``)."""
     relax = bool(reduce_retracing or experimental_relax_shapes)     # experimental_relax_shapes: the old name
     if func is None:
-        return lambda f: Function(f, input_signature=input_signature, name=name, reduce_retracing=relax)
-    return Function(func, input_signature=input_signature, name=name, reduce_retracing=relax)
+        return lambda f: Function(f, input_signature=input_signature, name=name, reduce_retracing=relax,
+                                  jit_compile=jit_compile)
+    return Function(func, input_signature=input_signature, name=name, reduce_retracing=relax,
+                    jit_compile=jit_compile)
 
 
 # ------------------------------------------------------ custom gradients ---

@@ -86,12 +86,13 @@ class Trainer:
         d["_loss_tracker"] = Mean(name="loss")
         d["_run_eagerly"] = bool(run_eagerly)
         d["steps_per_execution"] = steps_per_execution
-        d["jit_compile"] = False
+        d["jit_compile"] = jit_compile is True      # "auto" stays eager, as the CPU backend of Keras does
+        d["_compiled_train_step"] = None
         d["compiled"] = True
         d["_compile_config"] = {"optimizer": optimizer, "loss": loss, "loss_weights": loss_weights,
                                 "metrics": metrics, "weighted_metrics": weighted_metrics,
                                 "run_eagerly": bool(run_eagerly), "steps_per_execution": steps_per_execution,
-                                "jit_compile": False}
+                                "jit_compile": d["jit_compile"]}
 
     @property
     def run_eagerly(self):
@@ -246,6 +247,16 @@ class Trainer:
             self.optimizer.apply_gradients(zip(grads, variables))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
+    def _train_step_function(self):
+        """train_step; with compile(jit_compile=True) traced once per batch signature into compiled code."""
+        if not self.jit_compile or self._run_eagerly:
+            return self.train_step
+        step = self.__dict__.get("_compiled_train_step")
+        if step is None:
+            from tapeflow.function import function
+            step = self.__dict__["_compiled_train_step"] = function(self.train_step, jit_compile=True)
+        return step
+
     def test_step(self, data):
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
@@ -297,7 +308,7 @@ class Trainer:
             callbacks.on_epoch_begin(epoch)
             for step, (bx, by, bsw) in enumerate(data):
                 callbacks.on_train_batch_begin(step)
-                logs = pythonify_logs(self.train_step(pack_x_y_sample_weight(bx, by, bsw)))
+                logs = pythonify_logs(self._train_step_function()(pack_x_y_sample_weight(bx, by, bsw)))
                 callbacks.on_train_batch_end(step, logs)
                 if self.stop_training:
                     break

@@ -251,19 +251,27 @@ class TapeState:
 
 
 _TRACE_FORWARDS = {}
+DECLARED_PURE = set()   # op types registered with pure=True (see framework/op_purity.py)
 
 
-def register_op(op_type, num_outputs=1, at_trace=None):
+def register_op(op_type, num_outputs=1, at_trace=None, pure=False):
     """Decorator: registers ``forward(*arrays, **attrs)`` as the kernel of ``op_type``.
 
     ``at_trace``: for an op with a side effect (printing, a check that raises), what computes its
-    outputs on a trace's placeholder values instead of the forward (which runs at every call)."""
+    outputs on a trace's placeholder values instead of the forward (which runs at every call).
+    ``pure``: the outputs are a function of the inputs and attributes only and computing them is the
+    op's only effect, so graph passes may remove, merge or fold it (framework/op_purity.py)."""
+    if pure and at_trace is not None:
+        raise ValueError(f"Op {op_type!r}: an op with an at_trace side effect cannot be declared pure")
+
     def decorator(forward):
         if op_type in _FORWARDS:
             raise KeyError(f"Op {op_type!r} is already defined")
         _FORWARDS[op_type] = (forward, num_outputs)
         if at_trace is not None:
             _TRACE_FORWARDS[op_type] = at_trace
+        if pure:
+            DECLARED_PURE.add(op_type)
         return forward
     return decorator
 
