@@ -17,7 +17,6 @@ import time
 import numpy as np
 
 from ..framework import nest
-from ..framework.conversion import convert_to_tensor
 from ..framework.recording import _FORWARDS, state_op_variable_counts
 from ..framework.tensor import Tensor
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ, reordered
