@@ -259,6 +259,8 @@ class FuncGraph:
             for key, value in sorted(attrs.items(), key=lambda kv: kv[0]):
                 if key == "_gradient_op_type":  # a unique name per trace: compare the gradient graph instead
                     value = self.custom_gradients[value]["graph"].signature_of_nodes()
+                elif isinstance(value, ConcreteFunction):   # a control-flow node's branch or loop body
+                    value = value.graph.signature_of_nodes()
                 items.append((key, value))
             return items
         nodes = [(op, [tuple(r) for r in refs], comparable(attrs), n) for op, refs, attrs, n in self.nodes]
