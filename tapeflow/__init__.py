@@ -50,6 +50,7 @@ _LAZY = {
     "saving": ("tapeflow.saving", None),
     "saved_model": ("tapeflow.saving.saved_model", None),
     "train": ("tapeflow.train", None),
+    "autograph": ("tapeflow.autograph", None),
     "summary": ("tapeflow.summary", None),
 }
 

@@ -65,9 +65,9 @@ class GraphTensor(Tensor):
 
     def _symbolic_error(self, what):
         return TypeError(
-            f"{what} is not allowed for a symbolic tf.Tensor inside a tf.function: tapeflow traces Python "
-            "control flow once (there is no autograph). Use tensor ops such as tf.where, or call the "
-            "function eagerly.")
+            f"{what} is not allowed for a symbolic tf.Tensor inside a tf.function. AutoGraph converts "
+            "`if`, `while` and `for` statements of the tf.function itself (not of the Python functions it calls, "
+            "nor with autograph=False): use tf.cond / tf.while_loop or tensor ops such as tf.where there.")
 
     def __bool__(self):
         raise self._symbolic_error("Using it as a Python bool")
@@ -456,6 +456,17 @@ class Function:
     def python_function(self):
         return self._python_function
 
+    def _traced_function(self):
+        """What a trace runs: the Python function, with its control flow converted by AutoGraph
+        (``autograph=True``, the default)."""
+        if not self._options.get("autograph", True):
+            return self._python_function
+        converted = getattr(self, "_converted", None)
+        if converted is None:
+            from .autograph import convert
+            converted = self._converted = convert(self._python_function)
+        return converted
+
     @property
     def input_signature(self):
         return None if self._input_signature is None else tuple(self._input_signature)
@@ -515,7 +526,7 @@ class Function:
                 return specialised
         if self._input_signature is None:
             specs = [TensorSpec.from_tensor(t) for t in tensors]
-            graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors],
+            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
                            first_call)
             self._tracing_count += 1
             entry = ConcreteFunction(graph, polymorphic=True, name=self._name)
@@ -527,7 +538,7 @@ class Function:
             if entry.polymorphic or not concrete_shapes:
                 return entry
         concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
-        graph = _trace(self._python_function, self._name, args, {}, concrete, [t._value for t in tensors],
+        graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
                        first_call)
         self._tracing_count += 1
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
@@ -538,12 +549,12 @@ class Function:
         """Traces the input_signature; checks whether the graph is shape-polymorphic."""
         specs = self._input_signature
         unknown = any(s.shape.rank is None or None in s.shape.dims for s in specs)
-        graph = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
+        graph = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
                        creates_variables)
         self._tracing_count += 1
         polymorphic = True
         if unknown:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
-            other = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
+            other = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
                            creates_variables)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
         entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
@@ -599,7 +610,7 @@ class Function:
             key = self._canonical(args, kwargs)[0]
             entry = self._cache.get(key)
             if entry is None:
-                graph = _trace(self._python_function, self._name, list(args), kwargs, specs,
+                graph = _trace(self._traced_function(), self._name, list(args), kwargs, specs,
                                [s.dummy_value() for s in specs], self._tracing_count == 0)
                 self._tracing_count += 1
                 entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
@@ -629,8 +640,8 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
              experimental_relax_shapes=None, name=None, **kwargs):
     """Decorator/function turning ``func`` into a traced ``Function`` (``tf.function``)."""
     if func is None:
-        return lambda f: Function(f, input_signature=input_signature, name=name)
-    return Function(func, input_signature=input_signature, name=name)
+        return lambda f: Function(f, input_signature=input_signature, name=name, autograph=autograph)
+    return Function(func, input_signature=input_signature, name=name, autograph=autograph)
 
 
 # ------------------------------------------------------ custom gradients ---

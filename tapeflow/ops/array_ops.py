@@ -844,6 +844,10 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     if dtype is None:
         is_float = any(isinstance(v, float) for v in values)
         dtype = dtypes.float32 if is_float else dtypes.int32
+    if tracing_graph() is not None and any(is_tensor_like(v) for v in (start, limit, delta)):
+        # a Range node: the bounds of each call, not the trace's placeholder values
+        return execute("Range", tuple(to_tensor(v) for v in (start, limit, delta)),
+                       {"dtype": dtypes.as_dtype(dtype).name})
     return Tensor(np.arange(*values, dtype=dtypes.as_dtype(dtype)._np))
 
 

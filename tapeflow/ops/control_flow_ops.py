@@ -15,6 +15,8 @@ what makes derivatives of any order work.
 import numpy as np
 
 from .common import execute, no_gradient, register_op
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
 
 
@@ -67,10 +69,20 @@ def _while_fwd(*inputs, cond, body):
 
 @register_op("Shape")
 def _shape_fwd(x, out_type="int32"):
-    return np.array(x.shape, dtype=np.dtype(out_type))
+    return np.array(x.shape, dtype=dtypes.as_dtype(out_type)._np)
 
 
 no_gradient("Shape")
+
+
+@register_op("Range")
+def _range_fwd(start, limit, delta, dtype="int32"):
+    if delta == 0:
+        raise InvalidArgumentError("Requires delta != 0")
+    return np.arange(start.item(), limit.item(), delta.item(), dtype=dtypes.as_dtype(dtype)._np)
+
+
+no_gradient("Range")
 
 
 @register_op("ZerosLike")
