@@ -142,6 +142,7 @@ class ControlFlowTransformer(ast.NodeTransformer):
 
     def _guarded(self, node, test_attr, what):
         """Keeps ``node`` as Python; a tensor condition gets a clear error naming ``what``."""
+        self.counter += 1
         setattr(node, test_attr, _call("python_condition", [getattr(node, test_attr), ast.Constant(what)]))
         return node
 
@@ -203,6 +204,7 @@ class ControlFlowTransformer(ast.NodeTransformer):
     def visit_For(self, node):
         if node.orelse or _contains(node.body, (ast.Return, ast.Yield), True):
             self.generic_visit(node)
+            self.counter += 1
             node.iter = _call("python_iterable", [node.iter, ast.Constant(
                 "a for loop with a return statement or an else clause")])
             return node
