@@ -156,23 +156,50 @@ def test_methods_closures_and_nonlocal_state_are_converted():
     assert float(c.run(tf.constant(2))) == 12.0
 
 
-def test_clear_errors_for_what_is_not_converted():
+def test_early_returns_and_clear_errors_for_what_is_not_converted():
     @tf.function
     def early_return(x):
         if x > 0:
-            return x
+            return x * 2.0
+        x = x - 1.0
         return -x
-    with pytest.raises(NotImplementedError, match="return, break or continue inside an if statement"):
-        early_return(tf.constant(1.0))
-    assert float(tf.function(early_return.python_function)(2.0)) == 2.0   # a Python condition still works
+    assert [float(early_return(tf.constant(v))) for v in (1.0, -3.0)] == [2.0, 4.0]
+    assert early_return.experimental_get_tracing_count() == 1
+
+    @tf.function
+    def search(x):
+        for v in x:
+            if v > 2.0:
+                return v
+        return -1.0
+    with pytest.raises(NotImplementedError, match="a for loop with a return statement"):
+        search(tf.constant([1.0, 3.0]))
+    assert float(tf.function(search.python_function)([1.0, 3.0])) == 3.0   # a Python iterable still works
+
+    @tf.function
+    def temporary(x):
+        if x > 0:
+            t = x * 2.0      # new in the branch and not used after it: no value needed in the else branch
+            x = t + 1.0
+        return x
+    assert [float(temporary(tf.constant(v))) for v in (1.0, -1.0)] == [3.0, -1.0]
 
     @tf.function
     def one_branch(x):
         if x > 0:
             y = x
         return y
-    with pytest.raises(ValueError, match="'y' must also be initialized in the else branch"):
+    with pytest.raises(NameError, match="'y' is used before it has a value"):
         one_branch(tf.constant(1.0))
+
+    @tf.function
+    def mixed(x):
+        y = None
+        if x > 0:
+            y = x
+        return y
+    with pytest.raises(TypeError, match="'y' is a Tensor in the if branch and a NoneType in the else branch"):
+        mixed(tf.constant(1.0))
 
     @tf.function(autograph=False)
     def unconverted(x):

@@ -149,11 +149,17 @@ class ControlFlowTransformer(ast.NodeTransformer):
     def visit_FunctionDef(self, node):
         saved = self.declarations
         self.declarations = [s for s in node.body if isinstance(s, (ast.Global, ast.Nonlocal))]
+        node.body = _single_return(node.body)
         self.generic_visit(node)
         self.declarations = saved
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Return(self, node):
+        if node.value is not None:   # a variable left undefined by a tensor statement says so when returned
+            node.value = _call("defined", [node.value])
+        return node
 
     def _test(self, test):
         return _BoolOps().visit(test)
@@ -222,6 +228,54 @@ class ControlFlowTransformer(ast.NodeTransformer):
     @staticmethod
     def _flag_init(brk):
         return [ast.Assign(targets=[_name(brk, True)], value=ast.Constant(False))] if brk else []
+
+
+RETURN_VALUE = PREFIX + "return_value"
+
+
+def _single_return(body):
+    """A body whose ``return`` statements sit in ``if`` statements (not in loops) rewritten to assign one
+    variable, returned at the end: what follows an ``if`` moves into both of its branches, so each path
+    still runs the same statements. Bodies with a return in a loop, or a yield, are left as they are."""
+    ifs_return = any(isinstance(s, ast.If) and _contains([s], ast.Return, True) for s in ast.walk(ast.Module(
+        body=body, type_ignores=[])) if not isinstance(s, (ast.FunctionDef, ast.Lambda)))
+    loops_return = any(isinstance(s, (ast.For, ast.While)) and _contains(s.body + s.orelse, ast.Return, True)
+                       for s in _statements(body))
+    if not ifs_return or loops_return or _contains(body, (ast.Yield, ast.YieldFrom), True):
+        return body
+    declarations = [s for s in body if isinstance(s, (ast.Global, ast.Nonlocal))]
+    rest = [s for s in body if not isinstance(s, (ast.Global, ast.Nonlocal))]
+    start = [ast.Assign(targets=[_name(RETURN_VALUE, True)], value=ast.Constant(None))]
+    return declarations + start + _fold_returns(rest) + [ast.Return(value=_name(RETURN_VALUE))]
+
+
+def _statements(body):
+    """Every statement of ``body``, nested blocks included (not inside nested functions)."""
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield node
+        for field in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, field, []))
+
+
+def _fold_returns(statements):
+    out = []
+    for k, stmt in enumerate(statements):
+        if isinstance(stmt, ast.Return):
+            value = stmt.value if stmt.value is not None else ast.Constant(None)
+            out.append(ast.Assign(targets=[_name(RETURN_VALUE, True)], value=value))
+            return out
+        if isinstance(stmt, ast.If) and _contains([stmt], ast.Return, True):
+            rest = statements[k + 1:]
+            stmt.body = _fold_returns(stmt.body + rest)
+            stmt.orelse = _fold_returns(stmt.orelse + rest)
+            out.append(stmt)
+            return out
+        out.append(stmt)
+    return out
 
 
 def _no_args():

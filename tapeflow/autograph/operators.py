@@ -10,7 +10,7 @@ a tensor loop (a temporary) is not carried out of it: it is left undefined.
 import numpy as np
 
 from ..control_flow import cond, while_loop
-from ..framework import recording
+from ..framework import nest, recording
 from ..framework.conversion import convert_to_tensor
 from ..framework.tensor import Tensor
 from ..framework.variables import Variable
@@ -40,6 +40,14 @@ class Undefined:
 def values(local_variables, names):
     """The current values of ``names`` (Undefined for those not assigned yet)."""
     return tuple(local_variables.get(n, Undefined(n)) for n in names)
+
+
+def defined(value):
+    """``value``, unless it holds a variable a tensor statement left without a value (then its error)."""
+    for leaf in nest.flatten(value):
+        if isinstance(leaf, Undefined):
+            leaf._error()
+    return value
 
 
 def _symbolic(value):
@@ -91,37 +99,58 @@ def not_(value):
 def if_stmt(test, true_fn, false_fn, state, names):
     if not _symbolic(test):
         return true_fn(*state) if test else false_fn(*state)
-    kept = {}
+    skipped = set()   # variables new in the statement that only one branch assigns: left undefined after it
+    while True:
+        kept = {}
 
-    def branch(fn, key):
-        def run():
-            result = fn(*state)
-            kept[key] = result
-            return [convert_to_tensor(v) for v in result if _is_tensor_value(v)]
-        return run
-    try:
-        outputs = cond(test, branch(true_fn, "true"), branch(false_fn, "false"))
-    except (ValueError, TypeError) as error:
-        _explain_branches(kept, names, error)
-        raise
-    _explain_branches(kept, names, None)
+        def branch(fn, key):
+            def run():
+                result = fn(*state)
+                kept[key] = result
+                return [convert_to_tensor(v) for i, v in enumerate(result) if i not in skipped and _is_tensor_value(v)]
+            return run
+        try:
+            outputs = cond(test, branch(true_fn, "true"), branch(false_fn, "false"))
+        except (ValueError, TypeError) as error:
+            one_sided = _one_sided(kept, state) - skipped
+            if one_sided:
+                skipped |= one_sided
+                continue
+            _explain_branches(kept, names, error)
+            raise
+        break
+    _explain_branches(kept, names, None, skipped)
     outputs = iter(outputs)
-    return tuple(next(outputs) if _is_tensor_value(t) else t for t in kept["true"])
+    return tuple(Undefined(names[i]) if i in skipped else next(outputs) if _is_tensor_value(t) else t
+                 for i, t in enumerate(kept["true"]))
 
 
-def _explain_branches(kept, names, error):
+def _one_sided(kept, state):
+    if "true" not in kept or "false" not in kept:
+        return set()
+    return {i for i, (before, a, b) in enumerate(zip(state, kept["true"], kept["false"]))
+            if isinstance(before, Undefined) and isinstance(a, Undefined) != isinstance(b, Undefined)}
+
+
+def _explain_branches(kept, names, error, skipped=()):
     if "true" not in kept or "false" not in kept:
         return
-    for name, a, b in zip(names, kept["true"], kept["false"]):
+    for i, (name, a, b) in enumerate(zip(names, kept["true"], kept["false"])):
+        if i in skipped:
+            continue
         if _is_tensor_value(a) != _is_tensor_value(b) or (not _is_tensor_value(a) and a is not b):
             branch = "else" if isinstance(b, Undefined) else "main"
             if isinstance(a, Undefined) or isinstance(b, Undefined):
                 raise ValueError(f"'{name}' must also be initialized in the {branch} branch: the if statement's "
                                  "condition is a tensor, so both branches run as a tf.cond and must give it a "
                                  "value") from error
-            raise TypeError(f"'{name}' is a {type(a).__name__} in the if branch and a {type(b).__name__} in the "
+            raise TypeError(f"'{name}' is a {_kind(a)} in the if branch and a {_kind(b)} in the "
                             "else branch of an if statement whose condition is a tensor (tf.cond); both must be "
                             "tensors, or the same Python object") from error
+
+
+def _kind(value):
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
 
 
 # ------------------------------------------------------------- loops ---
