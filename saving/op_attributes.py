@@ -266,6 +266,8 @@ SCHEMAS = {
     "Range": OpSchema(inputs=3, dtype=dtype_name),
     "TensorListReserve": OpSchema(inputs=1, dtype=dtype_name, element_shape=shape),
     "TensorListWrite": OpSchema(inputs=3, dynamic_size=boolean, optional=("dynamic_size",)),
+    "ZerosLike": OpSchema(inputs=1, dtype=dtype_name, optional=("dtype",)),
+    "OnesLike": OpSchema(inputs=1, dtype=dtype_name, optional=("dtype",)),
     "Conv": _CONV, "ConvBackpropInput": _CONV_INPUT, "ConvBackpropFilter": _CONV_FILTER,
     **{op: _POOL for op in ("MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool")},
     "AvgPoolGrad": OpSchema(ksize=window, strides=window, padding=paddings, input_spatial=window),

@@ -214,6 +214,8 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
                             f"{b.dtype.name} in false_fn")
     outputs = execute("If", (convert_to_tensor(pred),) + tuple(shared),
                       {"then_branch": then_f, "else_branch": else_f})
+    for out, a, b in zip(outputs, then_f.graph.structured_outputs, else_f.graph.structured_outputs):
+        out._static_shape = _most_specific(a.shape, b.shape)   # the branches may disagree
     return _pack(then_s, list(outputs))
 
 
@@ -347,6 +349,13 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     return state[0] if single else state
 
 
+def _most_specific(a, b):
+    """The shape known of a value that has shape ``a`` or shape ``b``."""
+    if a.rank is None or b.rank is None or a.rank != b.rank:
+        return TensorShape(None)
+    return TensorShape([x if x == y else None for x, y in zip(a.dims, b.dims)])
+
+
 def _relaxed(shape, invariant):
     return TensorShape(invariant) if invariant is not None else shape
 
@@ -392,6 +401,9 @@ def _traced_while(cond, step, structure, shape_invariants, maximum_iterations):
                              "after one iteration. To allow the shape to vary across iterations, use the "
                              "`shape_invariants` argument of tf.while_loop to specify a less-specific shape.")
     results = execute("While", tuple(flat) + tuple(shared), {"cond": cond_f, "body": body_f})
+    for out, invariant in zip(results, invariants):
+        if invariant is not None and invariant.rank is not None:
+            out._static_shape = invariant   # a relaxed dimension is unknown after the loop, as in TensorFlow
     final = list(results[:len(flat)])
     return _pack(structure, final[1:] if counter else final)
 

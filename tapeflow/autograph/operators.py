@@ -220,5 +220,6 @@ def for_stmt(iterable, body_fn, state, names, break_flag):
         return more if flag is None else math_ops.logical_and(more, math_ops.logical_not(s[1 + flag]))
 
     def body(s):
-        return (math_ops.add(s[0], np.int32(1)),) + tuple(body_fn(iterable[s[0]], *s[1:]))
+        item = array_ops.gather(iterable, s[0])   # 0 <= s[0] < n
+        return (math_ops.add(s[0], np.int32(1)),) + tuple(body_fn(item, *s[1:]))
     return _loop(test, body, state, names, "the for loop")[1:]

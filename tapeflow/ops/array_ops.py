@@ -760,7 +760,7 @@ def _getitem_by_tensors(x, key):
                 axis += 1
     y = _getitem_raw(x, tuple(static))
     for axis, k in reversed(gathers):
-        size = y._value.shape[axis]
+        size = math_ops.cast(getitem(shape(y), axis), k.dtype)   # the size of each call
         k = math_ops.add(k, math_ops.multiply(math_ops.cast(math_ops.less(k, 0), k.dtype), size))
         y = gather(y, k, axis=axis)
     return y
@@ -803,11 +803,15 @@ def ones(shape, dtype=dtypes.float32, name=None):
 
 def zeros_like(input, dtype=None, name=None):
     x = to_tensor(input)
+    if tracing_graph() is not None:   # shaped as the input is at each call (ops/control_flow_ops.py)
+        return execute("ZerosLike", (x,), None if dtype is None else {"dtype": dtypes.as_dtype(dtype).name})
     return Tensor(np.zeros(x._value.shape, dtype=x._value.dtype if dtype is None else dtypes.as_dtype(dtype)._np))
 
 
 def ones_like(input, dtype=None, name=None):
     x = to_tensor(input)
+    if tracing_graph() is not None:
+        return execute("OnesLike", (x,), None if dtype is None else {"dtype": dtypes.as_dtype(dtype).name})
     return Tensor(np.ones(x._value.shape, dtype=x._value.dtype if dtype is None else dtypes.as_dtype(dtype)._np))
 
 

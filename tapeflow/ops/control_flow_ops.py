@@ -86,12 +86,18 @@ no_gradient("Range")
 
 
 @register_op("ZerosLike")
-def _zeros_like_fwd(x):
-    """Zeros shaped as ``x`` when the graph runs (tf.zeros_like bakes the traced shape in)."""
-    return np.zeros_like(x)
+def _zeros_like_fwd(x, dtype=None):
+    """Zeros shaped as ``x`` is when the graph runs (a branch or loop may change the shape)."""
+    return np.zeros(x.shape, x.dtype if dtype is None else dtypes.as_dtype(dtype)._np)
+
+
+@register_op("OnesLike")
+def _ones_like_fwd(x, dtype=None):
+    return np.ones(x.shape, x.dtype if dtype is None else dtypes.as_dtype(dtype)._np)
 
 
 no_gradient("ZerosLike")
+no_gradient("OnesLike")
 
 
 def zeros_like(x):
