@@ -5,8 +5,10 @@ tensors (GraphTensor). A symbolic tensor carries a placeholder value so every
 op's forward really runs (shapes and dtypes come out right), and each op is
 recorded as a node: op type, attributes, and which earlier tensors feed it.
 Variables read are captured by reference; other outside tensors become
-constants. Python control flow is unrolled at trace time (there is no
-autograph), so using a symbolic tensor as a Python bool is an error.
+constants. AutoGraph (tapeflow/autograph, ``autograph=True``) first rewrites
+the function's ``if``/``while``/``for`` statements so that those on tensors
+become If/While nodes (tapeflow/control_flow.py); other Python control flow is
+unrolled at trace time, and using a symbolic tensor as a Python bool is an error.
 
 Calling the function replays the nodes one by one through the normal op
 dispatch (``execute``), so an active tape records the replay and gradients

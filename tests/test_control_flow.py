@@ -119,6 +119,19 @@ def test_shape_op_and_tensor_indices_follow_each_call():
     assert isinstance(f.get_concrete_function().graph.get_operations(), list)
 
 
+def test_shapes_that_depend_on_the_branch_taken_are_read_at_each_call():
+    @tf.function
+    def f(p, x):
+        y = tf.cond(p, lambda: x, lambda: tf.concat([x, x], 0))
+        assert y.shape.as_list() == [None]
+        return tf.reduce_sum(tf.ones_like(y)), tf.shape(y)[0], y[-1]
+    x = tf.constant([1.0, 2.0])
+    assert [int(v) for v in f(tf.constant(True), x)[:2]] == [2, 2]
+    assert [int(v) for v in f(tf.constant(False), x)[:2]] == [4, 4]
+    assert float(f(tf.constant(False), x)[2]) == 2.0
+    assert f.experimental_get_tracing_count() == 1
+
+
 def test_variables_assigned_in_a_loop_are_read_in_place():
     counter = tf.Variable(0)
 
