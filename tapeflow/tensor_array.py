@@ -121,7 +121,7 @@ def _write_grad_adjoint_grad(op, g):
     return execute("TensorListWriteGrad", (g, op.inputs[0], op.inputs[2])), None, None
 
 
-# Rows of a stacked buffer whose number of rows is only known when the graph runs (a loop's history, a
+# Rows of a buffer whose number of rows is only known when the graph runs (a loop's history, a
 # TensorArray): these ops, and their gradients, take every shape from their inputs at run time.
 def _row(index, rows):
     i = int(index)
@@ -154,43 +154,8 @@ def _set_item_grad_grad(op, grad):
     return execute("TensorListGetItem", (grad, op.inputs[2])), None, None
 
 
-@register_op("TensorListPushBack")
-def _push_back_fwd(buffer, value):
-    return np.concatenate([buffer, value[None]], axis=0)
-
-
-@register_op("TensorListDropLast")
-def _drop_last_fwd(buffer):
-    return buffer[:-1]
-
-
-@register_op("TensorListPadLast")
-def _pad_last_fwd(buffer):
-    return np.concatenate([buffer, np.zeros((1,) + buffer.shape[1:], buffer.dtype)], axis=0)
-
-
-@RegisterGradient("TensorListPushBack")
-def _push_back_grad(op, grad):
-    last = convert_to_tensor(np.int32(-1))
-    return execute("TensorListDropLast", (grad,)), execute("TensorListGetItem", (grad, last))
-
-
-@RegisterGradient("TensorListDropLast")
-def _drop_last_grad(op, grad):
-    return execute("TensorListPadLast", (grad,))
-
-
-@RegisterGradient("TensorListPadLast")
-def _pad_last_grad(op, grad):
-    return execute("TensorListDropLast", (grad,))
-
-
 def get_item(buffer, index):
     return execute("TensorListGetItem", (buffer, convert_to_tensor(index, dtype="int32")))
-
-
-def push_back(buffer, value):
-    return execute("TensorListPushBack", (buffer, value))
 
 
 class TensorArray:

@@ -218,3 +218,22 @@ def test_to_code_shows_the_converted_source():
     code = tf.autograph.to_code(f)
     assert "def f(x):" in code and "ag__.if_stmt(x > 0" in code
     assert float(tf.function(f)(tf.constant(-2.0))) == -2.0
+
+
+def test_nonlocal_names_and_generators_keep_python_semantics():
+    traces = 0
+
+    @tf.function
+    def f(x):
+        nonlocal traces
+        if x > 0:
+            traces += 1      # Python state: changes while tracing, as TensorFlow's guide says
+            x = x + 1.0
+        return x
+    assert [float(f(tf.constant(v))) for v in (1.0, -1.0)] == [2.0, -1.0]
+    assert traces == 1
+
+    def numbers(n):
+        for i in range(n):
+            yield i
+    assert tf.autograph.convert(numbers) is numbers

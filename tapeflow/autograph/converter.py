@@ -127,6 +127,7 @@ class ControlFlowTransformer(ast.NodeTransformer):
     def __init__(self):
         self.counter = 0
         self.declarations = []   # the function's global/nonlocal statements, repeated in generated functions
+        self.declared = set()    # their names, which the generated functions reach through them, not as state
 
     def _next(self, kind):
         self.counter += 1
@@ -147,11 +148,12 @@ class ControlFlowTransformer(ast.NodeTransformer):
         return node
 
     def visit_FunctionDef(self, node):
-        saved = self.declarations
+        saved = self.declarations, self.declared
         self.declarations = [s for s in node.body if isinstance(s, (ast.Global, ast.Nonlocal))]
+        self.declared = {name for s in self.declarations for name in s.names}
         node.body = _single_return(node.body)
         self.generic_visit(node)
-        self.declarations = saved
+        self.declarations, self.declared = saved
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -168,7 +170,7 @@ class ControlFlowTransformer(ast.NodeTransformer):
         self.generic_visit(node)
         if _contains(node.body + node.orelse, (ast.Return, ast.Break, ast.Continue, ast.Yield), True):
             return self._guarded(node, "test", "a return, break or continue inside an if statement")
-        names = assigned_names(node.body + node.orelse)
+        names = [n for n in assigned_names(node.body + node.orelse) if n not in self.declared]
         true_name, false_name = self._next("if_true"), self._next("if_false")
         declarations = list(self.declarations)
         true_fn = _function(true_name, names, node.body + [_return(names)], declarations)
@@ -178,7 +180,7 @@ class ControlFlowTransformer(ast.NodeTransformer):
         return [true_fn, false_fn, self._assign(names, call)]
 
     def _loop_flags(self, body):
-        """``break``/``continue`` as flags: returns (body, break flag name or None)."""
+        """``break``/``continue`` as flags: (rewritten body, the break flag or None, the flags the loop carries)."""
         has_break = _contains(body, ast.Break, False)
         has_continue = _contains(body, ast.Continue, False)
         if not (has_break or has_continue):
@@ -195,7 +197,7 @@ class ControlFlowTransformer(ast.NodeTransformer):
             return self._guarded(node, "test", "a while loop with a return statement or an else clause")
         node.body, brk, flags = self._loop_flags(node.body)
         self.generic_visit(node)
-        names = flags + [n for n in assigned_names(node.body) if n not in flags]
+        names = flags + [n for n in assigned_names(node.body) if n not in flags and n not in self.declared]
         test = self._test(node.test)
         if brk:
             test = _call("and_", [ast.Lambda(args=_no_args(), body=_call("not_", [_name(brk)])),
@@ -218,7 +220,7 @@ class ControlFlowTransformer(ast.NodeTransformer):
         body, brk, flags = self._loop_flags(node.body)
         node.body = [ast.Assign(targets=[node.target], value=_name(item))] + body
         self.generic_visit(node)
-        names = flags + [n for n in assigned_names(node.body) if n not in flags]
+        names = flags + [n for n in assigned_names(node.body) if n not in flags and n not in self.declared]
         body_name = self._next("for_body")
         body_fn = _function(body_name, [item] + names, node.body + [_return(names)], list(self.declarations))
         call = _call("for_stmt", [node.iter, _name(body_name), self._state_call(names), _strings(names),
@@ -395,7 +397,8 @@ def convert(fn):
     if isinstance(fn, functools.partial):
         converted = convert(fn.func)
         return fn if converted is fn.func else functools.partial(converted, *fn.args, **fn.keywords)
-    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>" or getattr(fn, "__ag_skip__", False):
+    if (not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>" or getattr(fn, "__ag_skip__", False)
+            or inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn)):
         return fn
     key = fn.__code__
     cached = _CACHE.get(key)
