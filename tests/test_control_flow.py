@@ -297,3 +297,24 @@ def test_a_sub_graph_that_does_not_fit_its_node_is_refused(tmp_path):
         json.dump(document, f)
     with pytest.raises(FileFormatError, match=r"While\).attrs.body"):
         tf.saved_model.load(path)
+
+
+def test_saved_function_that_differentiates_a_loop_twice_reloads(tmp_path):
+    class Derivatives(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([], tf.float64)])
+        def d(self, x):
+            with tf.GradientTape() as outer:
+                outer.watch(x)
+                with tf.GradientTape() as inner:
+                    inner.watch(x)
+                    y = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * v), (0, x))[1]
+                dy = inner.gradient(y, x)
+            stacked = tf.TensorArray(tf.float64, size=2).write(0, y).write(1, dy).stack()
+            return stacked, outer.gradient(dy, x)
+    path = str(tmp_path / "derivatives")
+    tf.saved_model.save(Derivatives(), path)
+    loaded = tf.saved_model.load(path)
+    for x in (1.1, -0.9):
+        stacked, d2y = loaded.d(tf.constant(x, tf.float64))
+        np.testing.assert_allclose(stacked.numpy(), [x ** 8, 8 * x ** 7])
+        np.testing.assert_allclose(float(d2y), 56 * x ** 6)
