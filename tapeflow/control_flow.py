@@ -388,6 +388,7 @@ def _traced_while(cond, step, structure, shape_invariants, maximum_iterations):
         if all(a is b for a, b in zip(shaped, flat)):
             break
         flat = shaped   # a TensorArray whose element shape the first write sets: traced again with it
+    _check_shape_free(cond_fn, body_fn, flat, invariants, specs, (cond_f, body_f), shared)
     (out,) = cond_f.graph.structured_outputs
     if out.dtype.name != "bool" or out.shape.rank not in (None, 0):
         raise TypeError(f"cond of tf.while_loop must return a scalar boolean, got {out}")
@@ -406,6 +407,34 @@ def _traced_while(cond, step, structure, shape_invariants, maximum_iterations):
             out._static_shape = invariant   # a relaxed dimension is unknown after the loop, as in TensorFlow
     final = list(results[:len(flat)])
     return _pack(structure, final[1:] if counter else final)
+
+
+def _check_shape_free(cond_fn, body_fn, flat, invariants, specs, traced, shared):
+    """A loop variable whose shape_invariants leave a dimension unknown takes other sizes in later
+    iterations, but the body was traced at its first size: traced again at another size, the body
+    must give the same graph (as tf.function checks an input_signature), or the loop is refused."""
+    relaxed = [inv is not None and inv.rank is not None and None in inv.dims for inv in invariants]
+    if not any(relaxed):   # (a TensorArray's buffer may grow too, but only runs its own shape-free ops)
+        return
+
+    def other_size(spec_value, is_relaxed):
+        spec, value = spec_value
+        if not is_relaxed:
+            return spec_value
+        shape = tuple(d + 1 if spec.shape.dims[i] is None else d for i, d in enumerate(value.shape))
+        return spec, np.ones(shape, value.dtype)
+    others = [other_size(sv, r) for sv, r in zip(specs, relaxed)]
+    again, _, shared_again = trace_subgraphs([cond_fn, body_fn], others, "while", "while_loop's cond and body")
+
+    def fingerprint(functions, outer):
+        constants = [(c._value.dtype.str, c._value.shape, c._value.tobytes()) for c in outer
+                     if not isinstance(c, GraphTensor)]
+        return [f.graph.signature_of_nodes() for f in functions], constants
+    if fingerprint(traced, shared) != fingerprint(again, shared_again):
+        raise ValueError("The body or condition of this tf.while_loop depends on the size of a loop variable that "
+                         "shape_invariants leave unknown (traced at two sizes, it gives two different graphs), so "
+                         "it cannot serve the sizes later iterations have: compute sizes with tf.shape, not from "
+                         "Python values")
 
 
 def _first_writes(flat, outputs):

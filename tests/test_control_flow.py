@@ -108,6 +108,13 @@ def test_while_loop_structures_and_shape_invariants():
     assert grow_relaxed(tf.constant([1.0]))[0].shape == (8,)
     assert grow_relaxed(tf.constant([1.0, 2.0, 3.0]))[0].shape == (12,)
 
+    @tf.function
+    def sized_by_python(x):   # tf.zeros reads the traced size as a Python value: right for one size only
+        return tf.while_loop(lambda v: tf.shape(v)[0] < 8, lambda v: tf.concat([v, tf.zeros(tf.shape(v))], 0),
+                             [x], shape_invariants=[tf.TensorShape([None])])
+    with pytest.raises(ValueError, match="depends on the size of a loop variable"):
+        sized_by_python(tf.constant([1.0]))
+
 
 def test_shape_op_and_tensor_indices_follow_each_call():
     @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)])
