@@ -463,17 +463,44 @@ def _invariants(structure, invariants):
     return [None if invariants is None else TensorShape(invariants)]
 
 
+def _differentiable(t):
+    return t.dtype.is_floating or t.dtype.is_complex
+
+
 @RegisterGradient("While")
 def _while_grad(op, *upstream):
     body = op.attrs["body"]
     n = output_count(body)
-    x0, captured = list(op.inputs[:n]), list(op.inputs[n:])
-    count = op.outputs[n]
-    differentiable = lambda t: t.dtype.is_floating or t.dtype.is_complex  # noqa: E731
-    var_idx = [i for i in range(n) if differentiable(x0[i])]
-    cap_idx = [j for j, t in enumerate(captured) if differentiable(t)]
-    if not var_idx:
+    if not any(_differentiable(t) for t in op.inputs[:n]):
         return [None] * len(op.inputs)
+    upstream = [convert_to_tensor(g) for g in upstream[:n]]
+    arguments = list(op.inputs) + [op.outputs[n]] + [upstream[i] for i in range(n) if _differentiable(op.inputs[i])]
+    if recording.tracing_graph() is not None:
+        return _while_gradient(body, n, arguments)
+    # Eagerly, the two gradient loops run as While nodes of a graph traced once per body and shapes (the
+    # loops' iterations replay sub-graphs on arrays instead of dispatching each op); an outer tape records
+    # those nodes, so the gradient of this gradient is built the same way.
+    key = tuple((t.dtype.name, tuple(t.shape)) for t in arguments)
+    cache = body.__dict__.setdefault("_gradient_functions", {})
+    function = cache.get(key)
+    if function is None:
+        graph = FuncGraph(f"{body.name}_gradient")
+        with recording.tracing_into(graph):
+            placeholders = [graph.placeholder(TensorSpec.from_tensor(t), t._value) for t in arguments]
+            graph.set_outputs(_while_gradient(body, n, placeholders))
+        function = cache[key] = ConcreteFunction(graph)
+    return function.call_flat(arguments)
+
+
+def _while_gradient(body, n, arguments):
+    """The While node's input gradients. ``arguments``: its inputs (n loop variables, then the captured
+    tensors), its iteration count, then the upstream gradients of its differentiable loop variables."""
+    n_inputs = len(arguments) - 1 - sum(1 for t in arguments[:n] if _differentiable(t))
+    x0, captured = list(arguments[:n]), list(arguments[n:n_inputs])
+    count, upstream_used = arguments[n_inputs], list(arguments[n_inputs + 1:])
+    var_idx = [i for i in range(n) if _differentiable(x0[i])]
+    cap_idx = [j for j, t in enumerate(captured) if _differentiable(t)]
+    upstream = dict(zip(var_idx, upstream_used))
 
     # (1) the states before each iteration, stacked: x_0 .. x_{N-1} in buffers of N rows
     def history_body(k, *rest):
@@ -505,7 +532,7 @@ def _while_grad(op, *upstream):
     caps0 = [zeros_like(captured[j]) for j in cap_idx]
     result = while_loop(lambda k, *_: math_ops.greater_equal(k, 0), backward_body,
                         [math_ops.subtract(count, np.int32(1))] + g0 + caps0)
-    grads = [None] * len(op.inputs)
+    grads = [None] * n_inputs
     for i, g in zip(var_idx, result[1:1 + len(var_idx)]):
         grads[i] = g
     for j, g in zip(cap_idx, result[1 + len(var_idx):]):

@@ -55,7 +55,13 @@ def _symbolic(value):
 
 
 def _is_tensor_value(value):
-    return isinstance(value, (Tensor, bool, int, float, np.generic, np.ndarray)) and not isinstance(value, Variable)
+    """A value a tensor statement carries as a tensor (a Variable that a statement assigns to the name
+    becomes its value, as a tensor)."""
+    return isinstance(value, (Tensor, Variable, bool, int, float, np.generic, np.ndarray))
+
+
+def _tensor(value):
+    return value._as_tensor() if isinstance(value, Variable) else convert_to_tensor(value)
 
 
 def python_condition(test, what):
@@ -107,7 +113,7 @@ def if_stmt(test, true_fn, false_fn, state, names):
             def run():
                 result = fn(*state)
                 kept[key] = result
-                return [convert_to_tensor(v) for i, v in enumerate(result) if i not in skipped and _is_tensor_value(v)]
+                return [_tensor(v) for i, v in enumerate(result) if i not in skipped and _is_tensor_value(v)]
             return run
         try:
             outputs = cond(test, branch(true_fn, "true"), branch(false_fn, "false"))
@@ -172,7 +178,7 @@ def _loop(test, body, state, names, what):
             if i not in carried and not isinstance(before, Undefined) and after is not before:
                 raise TypeError(f"'{names[i]}' is a {type(before).__name__} that {what} changes, but the loop runs "
                                 "as a tf.while_loop (its condition is a tensor), which can only carry tensors")
-        return [convert_to_tensor(new[i]) for i in carried]
+        return [_tensor(new[i]) for i in carried]
 
     if not carried:   # a loop run only for its effects (assignments, printing): a counter carries it
         def effects(count):
@@ -180,7 +186,7 @@ def _loop(test, body, state, names, what):
             return math_ops.add(count, np.int32(1))
         while_loop(lambda count: test(fixed), effects, [convert_to_tensor(np.int32(0))])
         return tuple(fixed)
-    result = while_loop(lambda *t: test(merge(t)), loop_body, [convert_to_tensor(state[i]) for i in carried])
+    result = while_loop(lambda *t: test(merge(t)), loop_body, [_tensor(state[i]) for i in carried])
     return tuple(merge(result))
 
 
