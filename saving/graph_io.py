@@ -8,7 +8,7 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.framework.recording import state_op_variable_counts
-from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
+from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ, ConcreteFunction, OutputLeaf
 
 _INTERNAL_NODES = (VARIABLE_READ, VARIABLE_ASSIGN)
 
@@ -68,6 +68,9 @@ def graph_to_data(graph, variable_ids, gradient_names):
         if "_gradient_op_type" in attrs:
             saved = gradient_names.get(attrs["_gradient_op_type"])
             attrs["_gradient_op_type"] = saved if saved is not None else attrs["_gradient_op_type"]
+        for key, value in attrs.items():
+            if isinstance(value, ConcreteFunction):   # a control-flow node's branch, loop condition or body
+                attrs[key] = {"subgraph": subgraph_to_data(value, variable_ids, gradient_names)}
         nodes.append({"op": op_type, "inputs": [list(r) for r in refs], "attrs": attrs, "num_outputs": n_out})
     data = {
         "name": graph.name,
@@ -81,6 +84,26 @@ def graph_to_data(graph, variable_ids, gradient_names):
                            for c in graph.constants],
     }
     return data, list(graph.constants)
+
+
+def subgraph_to_data(function, variable_ids, gradient_names):
+    """A control-flow sub-graph as data: a graph whose inputs are all explicit (no constants, no captures),
+    with the specs of its outputs (what the node stands for while a trace inlines it)."""
+    graph = function.graph
+    if graph.constants or graph.captures:
+        raise ValueError(f"Cannot save the control-flow sub-graph {graph.name!r}: it was traced outside a "
+                         "tf.function and holds constants")
+    data, _ = graph_to_data(graph, variable_ids, gradient_names)
+    data["output_specs"] = [{"shape": list(np.shape(v)), "dtype": dtypes.as_dtype(np.asarray(v).dtype).name}
+                            for v in function.trace_outputs]
+    return data
+
+
+def _subgraph(data, variables, gradient_names):
+    function = ConcreteFunction(LoadedGraph(data, [], variables, gradient_names), name=data["name"])
+    function.trace_outputs = [np.zeros(spec["shape"], dtypes.as_dtype(spec["dtype"])._np)
+                              for spec in data["output_specs"]]
+    return function
 
 
 class LoadedGraph:
@@ -103,7 +126,8 @@ class LoadedGraph:
         index_of = {}
         for node in data["nodes"]:
             op_type = node["op"]
-            attrs = {k: _tuples(v) for k, v in node["attrs"].items()}
+            attrs = {k: _subgraph(v["subgraph"], variables, gradient_names) if isinstance(v, dict) else _tuples(v)
+                     for k, v in node["attrs"].items()}
             if op_type in _INTERNAL_NODES:
                 attrs["variable"] = self._variable_index(attrs["variable"], variables, index_of)
             if state_op_variable_counts(op_type) is not None:

@@ -168,6 +168,13 @@ def slice_key(value):
     return None
 
 
+def subgraph(value):
+    """A control-flow node's branch or loop body; graph_validation checks the graph inside."""
+    if not isinstance(value, dict) or set(value) != {"subgraph"} or not isinstance(value["subgraph"], dict):
+        return f"expected {{\"subgraph\": {{...}}}}, got {describe(value)}"
+    return None
+
+
 integer = int_in(*INT64)
 axis = int_in(-MAX_RANK, MAX_RANK)
 count = int_in(0, MAX_ELEMENTS + 1)
@@ -262,6 +269,14 @@ SCHEMAS = {
     "Transpose": OpSchema(perm=permutation),
     "UnsortedSegmentSum": OpSchema(num_segments=count, axis=axis),
     "IdentityN": OpSchema(_gradient_op_type=string, optional=("_gradient_op_type",)),
+    "If": OpSchema(then_branch=subgraph, else_branch=subgraph),
+    "While": OpSchema(cond=subgraph, body=subgraph),
+    "Shape": OpSchema(inputs=1, out_type=integer_dtype),
+    "Range": OpSchema(inputs=3, dtype=dtype_name),
+    "TensorListReserve": OpSchema(inputs=1, dtype=dtype_name, element_shape=shape),
+    "TensorListWrite": OpSchema(inputs=3, dynamic_size=boolean, optional=("dynamic_size",)),
+    "ZerosLike": OpSchema(inputs=1, dtype=dtype_name, optional=("dtype",)),
+    "OnesLike": OpSchema(inputs=1, dtype=dtype_name, optional=("dtype",)),
     "Conv": _CONV, "ConvBackpropInput": _CONV_INPUT, "ConvBackpropFilter": _CONV_FILTER,
     **{op: _POOL for op in ("MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool")},
     "AvgPoolGrad": OpSchema(ksize=window, strides=window, padding=paddings, input_spatial=window),

@@ -35,6 +35,8 @@ from . import autodiff, config, debugging, errors, linalg, math, nest, nn, rando
 from .config.devices import device  # noqa: F401
 from .framework.recording import init_scope  # noqa: F401
 from .ops.print_ops import print_ as print  # noqa: F401,A004
+from .control_flow import TensorArray, case, cond, switch_case, while_loop  # noqa: F401
+from .functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: F401
 
 __version__ = "0.1.0"
 _keep_freed_memory()
@@ -51,6 +53,7 @@ _LAZY = {
     "saving": ("tapeflow.saving", None),
     "saved_model": ("tapeflow.saving.saved_model", None),
     "train": ("tapeflow.train", None),
+    "autograph": ("tapeflow.autograph", None),
     "summary": ("tapeflow.summary", None),
 }
 

@@ -5,8 +5,10 @@ tensors (GraphTensor). A symbolic tensor carries a placeholder value so every
 op's forward really runs (shapes and dtypes come out right), and each op is
 recorded as a node: op type, attributes, and which earlier tensors feed it.
 Variables read are captured by reference; other outside tensors become
-constants. Python control flow is unrolled at trace time (there is no
-autograph), so using a symbolic tensor as a Python bool is an error.
+constants. AutoGraph (tapeflow/autograph, ``autograph=True``) first rewrites
+the function's ``if``/``while``/``for`` statements so that those on tensors
+become If/While nodes (tapeflow/control_flow.py); other Python control flow is
+unrolled at trace time, and using a symbolic tensor as a Python bool is an error.
 
 Calling the function replays the nodes one by one through the normal op
 dispatch (``execute``), so an active tape records the replay and gradients
@@ -68,9 +70,9 @@ class GraphTensor(Tensor):
 
     def _symbolic_error(self, what):
         return TypeError(
-            f"{what} is not allowed for a symbolic tf.Tensor inside a tf.function: tapeflow traces Python "
-            "control flow once (there is no autograph). Use tensor ops such as tf.where, or call the "
-            "function eagerly.")
+            f"{what} is not allowed for a symbolic tf.Tensor inside a tf.function. AutoGraph converts "
+            "`if`, `while` and `for` statements of the tf.function itself (not of the Python functions it calls, "
+            "nor with autograph=False): use tf.cond / tf.while_loop or tensor ops such as tf.where there.")
 
     def __bool__(self):
         raise self._symbolic_error("Using it as a Python bool")
@@ -251,6 +253,8 @@ class FuncGraph:
             for key, value in sorted(attrs.items(), key=lambda kv: kv[0]):
                 if key == "_gradient_op_type":  # a unique name per trace: compare the gradient graph instead
                     value = self.custom_gradients[value]["graph"].signature_of_nodes()
+                elif isinstance(value, ConcreteFunction):   # a control-flow node's branch or loop body
+                    value = value.graph.signature_of_nodes()
                 items.append((key, value))
             return items
         nodes = [(op, [tuple(r) for r in refs], comparable(attrs), n) for op, refs, attrs, n in self.nodes]
@@ -463,6 +467,17 @@ class Function:
     def python_function(self):
         return self._python_function
 
+    def _traced_function(self):
+        """What a trace runs: the Python function, with its control flow converted by AutoGraph
+        (``autograph=True``, the default)."""
+        if not self._options.get("autograph", True):
+            return self._python_function
+        converted = getattr(self, "_converted", None)
+        if converted is None:
+            from .autograph import convert
+            converted = self._converted = convert(self._python_function)
+        return converted
+
     @property
     def input_signature(self):
         return None if self._input_signature is None else tuple(self._input_signature)
@@ -526,7 +541,7 @@ class Function:
                 return relaxed
         if self._input_signature is None:
             specs = [TensorSpec.from_tensor(t) for t in tensors]
-            graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors],
+            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
                            first_call)
             self._tracing_count += 1
             entry = ConcreteFunction(graph, polymorphic=True, name=self._name)
@@ -538,7 +553,7 @@ class Function:
             if entry.polymorphic or not concrete_shapes:
                 return entry
         concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
-        graph = _trace(self._python_function, self._name, args, {}, concrete, [t._value for t in tensors],
+        graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
                        first_call)
         self._tracing_count += 1
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
@@ -563,12 +578,12 @@ class Function:
             specs = [TensorSpec([a if a == b else None for a, b in zip(s.shape, t.shape)], t.dtype)
                      for s, t in zip(specs, tensors)]
             args, kwargs = structured
-            graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors],
+            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
                            first_call)
             self._tracing_count += 1
             try:     # a second, silent trace at the earlier shapes: does the graph depend on them? (not counted)
                 with contextlib.redirect_stdout(io.StringIO()):
-                    other = _trace(self._python_function, self._name, args, kwargs, specs, previous, False)
+                    other = _trace(self._traced_function(), self._name, args, kwargs, specs, previous, False)
                 polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
             except Exception:
                 polymorphic = False
@@ -583,7 +598,7 @@ class Function:
         specialised = entry.specialised.get(shapes)
         if specialised is None:
             args, kwargs = structured
-            graph = _trace(self._python_function, self._name, args, kwargs,
+            graph = _trace(self._traced_function(), self._name, args, kwargs,
                            [TensorSpec.from_tensor(t) for t in tensors], [t._value for t in tensors], first_call)
             self._tracing_count += 1
             specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
@@ -593,12 +608,12 @@ class Function:
         """Traces the input_signature; checks whether the graph is shape-polymorphic."""
         specs = self._input_signature
         unknown = any(s.shape.rank is None or None in s.shape.dims for s in specs)
-        graph = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
+        graph = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
                        creates_variables)
         self._tracing_count += 1
         polymorphic = not (unknown and self._jit_compile)  # compiled code is specialised to each call's shapes
         if unknown and polymorphic:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
-            other = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
+            other = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
                            creates_variables)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
         entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
@@ -660,7 +675,7 @@ class Function:
             key = self._canonical(args, kwargs)[0]
             entry = self._cache.get(key)
             if entry is None:
-                graph = _trace(self._python_function, self._name, list(args), kwargs, specs,
+                graph = _trace(self._traced_function(), self._name, list(args), kwargs, specs,
                                [s.dummy_value() for s in specs], self._tracing_count == 0)
                 self._tracing_count += 1
                 entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
@@ -692,9 +707,9 @@ def function(func=None, input_signature=None, autograph=True, jit_compile=None, 
     relax = bool(reduce_retracing or experimental_relax_shapes)     # experimental_relax_shapes: the old name
     if func is None:
         return lambda f: Function(f, input_signature=input_signature, name=name, reduce_retracing=relax,
-                                  jit_compile=jit_compile)
+                                  jit_compile=jit_compile, autograph=autograph)
     return Function(func, input_signature=input_signature, name=name, reduce_retracing=relax,
-                    jit_compile=jit_compile)
+                    jit_compile=jit_compile, autograph=autograph)
 
 
 # ------------------------------------------------------ custom gradients ---

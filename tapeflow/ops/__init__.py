@@ -5,3 +5,4 @@ from . import conv_ops, pooling_ops  # noqa: F401
 from . import decomposition_ops, extra_math_ops, stateless_random_ops, update_ops  # noqa: F401  (Keras extras)
 from . import schedule_ops, training_ops  # noqa: F401  (learning-rate schedules, optimizer updates)
 from . import image_ops  # noqa: F401  (tf.image)
+from . import control_flow_ops  # noqa: F401  (If, While and Shape, which traced graphs replay)
