@@ -618,10 +618,7 @@ class Optimizer:
     def _overwrite_model_variables_with_average_value(self, variables):
         for variable, average in zip(variables, self._model_variables_moving_average):
             if average is not None:
-                if self._gate is None:
-                    variable.assign(average)
-                else:
-                    self._state_update("AssignVariable", [_owner(variable)], [average])
+                self._state_update("AssignVariable", [_owner(variable)], [average])
 
     def finalize_variable_values(self, var_list):
         """At the end of training: with ``use_ema``, set the variables to their moving averages."""

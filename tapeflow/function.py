@@ -32,8 +32,8 @@ import numpy as np
 from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework import recording
-from .framework.recording import (execute, execute_state, forward_of, record, state_op_variable_counts,
-                                  trace_forward_of)
+from .framework.recording import (execute, execute_state, forward_of, record, state_node_parts,
+                                  state_op_variable_counts, trace_forward_of)
 from .framework.registry import RegisterGradient
 from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
@@ -382,9 +382,8 @@ class ConcreteFunction:
                 continue
             args = tuple(get(s) for s in slots)
             if state_op_variable_counts(op_type) is not None:
-                attrs = dict(attrs)
-                updated = [variables[i] for i in attrs.pop("variables")]
-                execute_state(op_type, updated, args, attrs)
+                indices, own = state_node_parts(attrs)
+                execute_state(op_type, [variables[i] for i in indices], args, own)
                 continue
             if op_type == VARIABLE_ASSIGN:
                 var = variables[attrs["variable"]]

@@ -8,7 +8,7 @@ early also frees memory and lets a state op (an optimizer's in-place update)
 find its variables unshared (no copy-on-write).
 """
 from .framework import nest
-from .framework.recording import _FORWARDS, state_op_variable_counts
+from .framework.recording import _FORWARDS, state_node_parts, state_op_variable_counts
 from .framework.tensor import Tensor
 
 _OP, _OP_TUPLE, READ, ASSIGN, STATE = range(5)
@@ -28,9 +28,7 @@ class ArrayReplay:
             if op_type in special_ops:
                 steps.append([special_ops[op_type], None, args, attrs, n_out, out, (), op_type])
             elif state_op_variable_counts(op_type) is not None:
-                attrs = dict(attrs)
-                updated = attrs.pop("variables")
-                steps.append([STATE, _FORWARDS[op_type][0], args, (updated, attrs), n_out, out, (), op_type])
+                steps.append([STATE, _FORWARDS[op_type][0], args, state_node_parts(attrs), n_out, out, (), op_type])
             else:
                 forward, registered_outputs = _FORWARDS[op_type]
                 # An op with a variable number of outputs (split, unstack) returns a sequence even

@@ -308,6 +308,12 @@ def state_op_variable_counts(op_type):
     return _STATE_OPS.get(op_type)
 
 
+def state_node_parts(attrs):
+    """(indices of the variables a recorded state-op node updates, the op's own attributes)."""
+    own = dict(attrs)
+    return own.pop("variables"), own
+
+
 def execute_state(op_type, variables, inputs, attrs=None):
     """Runs the state op ``op_type`` on ``variables`` and Tensors ``inputs`` (while tracing: records it)."""
     forward = _FORWARDS[op_type][0]

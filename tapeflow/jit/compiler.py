@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from ..framework import nest
-from ..framework.recording import _FORWARDS, state_op_variable_counts
+from ..framework.recording import _FORWARDS, state_node_parts, state_op_variable_counts
 from ..framework.tensor import Tensor
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ, reordered
 from ..graph_replay import ASSIGN_METHODS, output_count_error
@@ -167,9 +167,7 @@ class CompiledGraph:
             elif op == VARIABLE_ASSIGN:
                 steps.append((_ASSIGN, None, args, attrs, n_out, out))
             elif state_op_variable_counts(op) is not None:
-                rest = dict(attrs)
-                updated = rest.pop("variables")
-                steps.append((_STATE, _FORWARDS[op][0], args, (updated, rest), n_out, out))
+                steps.append((_STATE, _FORWARDS[op][0], args, state_node_parts(attrs), n_out, out))
             else:
                 forward, registered = _FORWARDS[op]
                 steps.append((_OP if registered == 1 else _OP_TUPLE, forward, args, attrs or None, n_out, out, op))

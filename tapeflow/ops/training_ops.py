@@ -54,22 +54,23 @@ def _checked(op_type, variables, gradient):
     return dtype
 
 
-def _run(op_type, kernel, variables, gradient, scalars, scratch=0):
-    """``kernel(w, g, *slots, *scratch arrays, *scalars)`` in place on the variables' storage.
-    ``scratch``: how many unused slot arrays the kernel takes after the variables' own.
-    Half-precision variables are computed in float32 and rounded back."""
+def _run(op_type, kernel, variables, gradient, scalars, slots=None):
+    """``kernel(w, g, *slots, *scalars)`` in place on the variables' storage. ``slots``: the kernel's slot
+    arguments in order, each one of ``variables`` or None for a slot the kernel leaves unused (default:
+    ``variables[1:]``). Half-precision variables are computed in float32 and rounded back."""
     dtype = _checked(op_type, variables, gradient)
     dt = compute_dtype(dtype)
     g = np.ascontiguousarray(gradient, dtype=dt).reshape(-1)
-    unused = [np.empty(0, dt)] * scratch
-    if dtype == dt:
-        flats = [v._write_inplace().reshape(-1) for v in variables]
-        kernels.run(kernel, [flats[0], g, *flats[1:], *unused], scalars)
-        return
-    work = [v._storage.astype(dt).reshape(-1) for v in variables]
-    kernels.run(kernel, [work[0], g, *work[1:], *unused], scalars)
-    for v, arr in zip(variables, work):
-        v._write_inplace()[...] = arr.reshape(v._storage.shape)
+    in_place = dtype == dt
+    flat = {id(v): v._write_inplace().reshape(-1) if in_place else v._storage.astype(dt).reshape(-1)
+            for v in variables}
+    unused = np.empty(0, dt)
+    slots = variables[1:] if slots is None else slots
+    kernels.run(kernel, [flat[id(variables[0])], g, *[unused if s is None else flat[id(s)] for s in slots]],
+                scalars)
+    if not in_place:
+        for v in variables:
+            v._write_inplace()[...] = flat[id(v)].reshape(v._storage.shape)
 
 
 def _rate(variables, learning_rate, decay, weight_decay):
@@ -115,26 +116,12 @@ def apply_rmsprop(variables, gradient, learning_rate, *, rho, epsilon, momentum,
     if len(variables) != expected:
         raise InvalidArgumentError(f"ApplyRMSProp: expected {expected} variables for momentum={momentum}, "
                                    f"centered={centered}, got {len(variables)}")
-    w, velocity, *rest = variables
+    _, velocity, *rest = variables
     mom = rest.pop(0) if use_momentum else None
     avg = rest.pop(0) if centered else None
-    dtype = _checked("ApplyRMSProp", variables, gradient)
-    work_dt = compute_dtype(dtype)
-    empty = np.empty(0, work_dt)
-    ordered = [w, velocity] + [s for s in (mom, avg) if s is not None]
-    scalars = rate + (dt(rho), dt(1 - rho), dt(epsilon), dt(momentum), use_momentum, bool(centered))
-    if dtype == work_dt:
-        flat = {id(v): v._write_inplace().reshape(-1) for v in ordered}
-        arrays = [flat[id(w)], np.ascontiguousarray(gradient, work_dt).reshape(-1), flat[id(velocity)],
-                  flat[id(mom)] if mom is not None else empty, flat[id(avg)] if avg is not None else empty]
-        kernels.run(kernels.rmsprop, arrays, scalars)
-        return
-    work = {id(v): v._storage.astype(work_dt).reshape(-1) for v in ordered}
-    arrays = [work[id(w)], np.ascontiguousarray(gradient, work_dt).reshape(-1), work[id(velocity)],
-              work[id(mom)] if mom is not None else empty, work[id(avg)] if avg is not None else empty]
-    kernels.run(kernels.rmsprop, arrays, scalars)
-    for v in ordered:
-        v._write_inplace()[...] = work[id(v)].reshape(v._storage.shape)
+    _run("ApplyRMSProp", kernels.rmsprop, variables, gradient,
+         rate + (dt(rho), dt(1 - rho), dt(epsilon), dt(momentum), use_momentum, bool(centered)),
+         slots=[velocity, mom, avg])
 
 
 @register_state_op("ApplyAdagrad", variables=2)
