@@ -1,9 +1,9 @@
 """``keras.ops.core``: conversion, casts, control flow, loops over a leading axis, scatter and slice updates.
 
-Control flow runs eagerly in Python (``cond``, ``while_loop``, ``scan``,
-``map``, ``vectorized_map``), which is what tapeflow's ``tf.function`` does
-too: Python control flow is unrolled when a function is traced, and a
-symbolic tensor used as a Python bool is an error there.
+``cond``, ``switch``, ``while_loop`` and ``fori_loop`` are tf.cond, tf.switch_case and
+tf.while_loop: Python when eager, If/While nodes that decide at each call inside a
+traced function. ``scan``, ``map`` and ``vectorized_map`` loop in Python over a
+leading axis, whose length is static, so a trace unrolls them exactly.
 """
 import builtins
 
@@ -11,7 +11,7 @@ import numpy as np
 
 from tapeflow import custom_gradient  # noqa: F401  (tf.custom_gradient: grad_fn(upstream) as Keras calls it)
 from tapeflow.framework import nest
-from tapeflow import executing_eagerly
+from tapeflow import control_flow, executing_eagerly
 from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
 from tapeflow.ops import reduction_ops as R
@@ -62,37 +62,44 @@ def unstack(x, num=None, axis=0):
 
 # ------------------------------------------------------------ control flow ---
 def cond(pred, true_fn, false_fn):
-    return true_fn() if bool(convert(pred)) else false_fn()
+    return control_flow.cond(pred, true_fn, false_fn)
 
 
 def switch(index, branches, *operands):
     """``branches[index](*operands)``, with the index clamped to the valid range."""
     if not branches:
         raise ValueError("switch: `branches` must not be empty")
-    i = min(max(int(convert(index)), 0), len(branches) - 1)
-    return branches[i](*operands)
+    index = M.minimum(M.maximum(convert(index, "int32"), 0), len(branches) - 1)
+    return control_flow.switch_case(index, [lambda b=b: b(*operands) for b in branches])
 
 
 def while_loop(cond, body, loop_vars, maximum_iterations=None):
     """Runs ``body`` while ``cond`` holds; a tuple or list of loop variables is unpacked into both."""
     is_sequence = isinstance(loop_vars, (tuple, list))
     state = tuple(loop_vars) if is_sequence else (loop_vars,)
-    count, steps = len(state), 0
-    while (maximum_iterations is None or steps < int(maximum_iterations)) and bool(convert(cond(*state))):
-        out = body(*state)
-        state = tuple(out) if is_sequence else (out,)
-        if len(state) != count:
-            raise ValueError(f"while_loop: `body` returned {len(state)} values for {count} loop variables; "
+    count = len(state)
+
+    def step(*args):
+        out = body(*args)
+        out = tuple(out) if is_sequence else (out,)
+        if len(out) != count:
+            raise ValueError(f"while_loop: `body` returned {len(out)} values for {count} loop variables; "
                              f"it must return as many as it receives")
-        steps += 1
-    return state if is_sequence else state[0]
+        return out
+    state = control_flow.while_loop(cond, step, state, maximum_iterations=maximum_iterations)
+    return tuple(state) if is_sequence else state[0]
 
 
 def fori_loop(lower, upper, body_fun, init_val):
     """``val = body_fun(i, val)`` for i in [lower, upper) (i is an int32 scalar tensor)."""
-    value = init_val
-    for i in range(int(convert(lower)), int(convert(upper))):
-        value = body_fun(convert(i, "int32"), value)
+    if executing_eagerly() or not any(_is_tensor(b) for b in (lower, upper)):
+        value = init_val
+        for i in range(int(convert(lower)), int(convert(upper))):
+            value = body_fun(convert(i, "int32"), value)
+        return value
+    upper = convert(upper, "int32")
+    _, value = control_flow.while_loop(lambda i, v: M.less(i, upper), lambda i, v: (M.add(i, 1), body_fun(i, v)),
+                                       (convert(lower, "int32"), init_val))
     return value
 
 

@@ -4,7 +4,7 @@ As in Keras's TensorFlow backend, ``sigmoid`` and ``softmax`` remember the
 logits they were applied to (``tapeflow.layers.activations``), and the
 cross-entropies then compute from those logits rather than from clipped
 probabilities. Integer inputs of float-only activations compute in floatx.
-(Convolutions and pooling are provided with tf.nn's conv ops.)
+(Convolutions and pooling live in ``convolution`` and are re-exported here.)
 """
 import numpy as np
 
@@ -15,6 +15,8 @@ from tapeflow.ops import reduction_ops as R
 from tapeflow.ops.common import axes_tuple, normalize_axis
 
 from .config import epsilon as _epsilon
+from .convolution import (average_pool, conv, conv_transpose, depthwise_conv, max_pool,  # noqa: F401
+                          separable_conv)
 from .dtypes import convert, standardize_dtype, to_float
 
 

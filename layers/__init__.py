@@ -7,7 +7,9 @@ the training loop in ``models`` and ``trainers``, and the Keras API modules
 constraints, backend) as sub-packages or modules. Layers: Layer, Dense, Conv1D,
 BatchNormalization, Dropout, Activation, Flatten, Reshape, InputLayer/Input,
 Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate,
-LayerNormalization, Embedding. Models: Sequential, functional
+LayerNormalization, Embedding, Masking, and the recurrent layers of ``rnn``
+(SimpleRNN, LSTM, GRU, their cells, RNN, StackedRNNCells, Bidirectional,
+TimeDistributed). Models: Sequential, functional
 ``Model(inputs, outputs)`` and subclassed ``Model``, with
 compile/fit/evaluate/predict.
 """
@@ -26,6 +28,7 @@ from .layer import Layer  # noqa: F401
 from .merging.add import Add  # noqa: F401
 from .merging.average import Average  # noqa: F401
 from .merging.concatenate import Concatenate  # noqa: F401
+from .merging import Dot, add, average, concatenate, dot, maximum, minimum, multiply, subtract  # noqa: F401
 from .merging.maximum import Maximum  # noqa: F401
 from .merging.minimum import Minimum  # noqa: F401
 from .merging.multiply import Multiply  # noqa: F401
@@ -48,8 +51,17 @@ from .convolutional import (Conv1DTranspose, Conv2D, Conv2DTranspose, Conv3D, De
                             SeparableConv1D, SeparableConv2D)
 from .pooling import (AveragePooling1D, AveragePooling2D, GlobalAveragePooling1D,  # noqa: F401
                       GlobalAveragePooling2D, GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPooling1D, MaxPooling2D)
-from .core import Identity, Lambda  # noqa: F401
+from .core import EinsumDense, Identity, Lambda  # noqa: F401
+from .attention import AdditiveAttention, Attention, MultiHeadAttention  # noqa: F401
+from .preprocessing import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
 from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropout, GaussianNoise,  # noqa: F401
                              SpatialDropout1D, SpatialDropout2D)
 from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401
                                    UpSampling2D, ZeroPadding1D, ZeroPadding2D)
+from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
+from .preprocessing import Normalization, Rescaling  # noqa: F401
+from .preprocessing import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
+                            RandomRotation, RandomTranslation, RandomZoom, Resizing)
+from .core.masking import Masking  # noqa: F401
+from .rnn import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell,  # noqa: F401
+                  StackedRNNCells, TimeDistributed)

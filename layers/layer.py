@@ -10,6 +10,7 @@ After ``build`` the state is locked.
 import functools
 import inspect
 import warnings
+import weakref
 
 import numpy as np
 
@@ -95,6 +96,9 @@ def _auto_config(cls, args, kwargs):
         return None
     config = dict(kwargs)
     config.update(dict(zip(names, args)))
+    # get_config writes these itself (a layer rebuilt from a config receives them as objects).
+    config.pop("dtype", None)
+    config.pop("activity_regularizer", None)
     for value in tree.flatten(config):
         if not isinstance(value, (str, int, float, bool, type(None))):
             return None
@@ -526,7 +530,11 @@ class Layer(Module):
                 assert_input_compatibility(self.input_spec, inputs, self.name)
             if accepts_training:
                 kwargs["training"] = training
-            if "mask" in kwargs and not _call_spec(type(self))[1]:
+            accepts_mask = _call_spec(type(self))[1]
+            previous_mask = kwargs["mask"] if "mask" in kwargs else _masks_of(args[0])  # before any cast
+            if accepts_mask and "mask" not in kwargs and previous_mask is not None:
+                kwargs["mask"] = previous_mask
+            if "mask" in kwargs and not accepts_mask:
                 del kwargs["mask"]
             if self._fully_called:
                 outputs = self.call(inputs, *args[1:], **kwargs)
@@ -534,6 +542,7 @@ class Layer(Module):
                 with self._open_name_scope():
                     outputs = self.call(inputs, *args[1:], **kwargs)
                 self.__dict__["_fully_called"] = True
+            self._set_output_masks(inputs, outputs, previous_mask)
             if self.activity_regularizer is not None:
                 for output in tree.flatten(outputs):
                     if isinstance(output, Tensor):
@@ -542,6 +551,24 @@ class Layer(Module):
             ctx.depth -= 1
             ctx.training = outer_training
         return outputs
+
+    # -- masks ----------------------------------------------------------------------------------
+    def compute_mask(self, inputs, previous_mask):
+        """The mask of the outputs: by default the inputs' mask if the layer supports masking, else None."""
+        return previous_mask if self.supports_masking else None
+
+    def _set_output_masks(self, inputs, outputs, previous_mask):
+        """Attaches ``compute_mask``'s result to the outputs (Keras's ``_keras_mask``), for the next layer."""
+        if previous_mask is None and not _overrides(type(self), "compute_mask"):
+            return
+        masks = self.compute_mask(inputs, previous_mask)
+        if masks is None:
+            return
+        if isinstance(outputs, (list, tuple)) and isinstance(masks, (list, tuple)):
+            for output, mask in zip(outputs, masks):
+                set_keras_mask(output, mask)
+        elif isinstance(outputs, Tensor):
+            set_keras_mask(outputs, masks)
 
     # Sequential and functional models leave input dtypes to their layers (Keras 3 does not cast a model's
     # inputs to the model's own policy: a float64 Input stays float64).
@@ -735,6 +762,41 @@ class Layer(Module):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+# ------------------------------------------------------------------- masks ---
+# A tensor's Keras mask (Keras's ``_keras_mask`` attribute): Tensors have fixed slots, so the masks live in a
+# table keyed by the tensor's id, each entry dropped when its tensor is collected.
+_keras_masks = {}
+
+
+def set_keras_mask(tensor, mask):
+    """Attaches ``mask`` to ``tensor`` (None removes it)."""
+    if not isinstance(tensor, Tensor):
+        return
+    key = id(tensor)
+    if mask is None:
+        _keras_masks.pop(key, None)
+        return
+    _keras_masks[key] = (weakref.ref(tensor, lambda _, key=key: _keras_masks.pop(key, None)), mask)
+
+
+def get_keras_mask(tensor):
+    """The mask a layer attached to ``tensor``, or None."""
+    entry = _keras_masks.get(id(tensor))
+    if entry is None or entry[0]() is not tensor:
+        return None
+    return entry[1]
+
+
+def _masks_of(inputs):
+    """The mask of a tensor, a list of the masks of a list of tensors (None where none), or None."""
+    if isinstance(inputs, Tensor):
+        return get_keras_mask(inputs)
+    if isinstance(inputs, (list, tuple)) and inputs:
+        masks = [get_keras_mask(x) if isinstance(x, Tensor) else None for x in inputs]
+        return masks if any(m is not None for m in masks) else None
+    return None
 
 
 # ----------------------------------------------------------------- helpers ---

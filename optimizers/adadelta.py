@@ -1,7 +1,5 @@
 """Adadelta: step sizes from running averages of squared gradients and squared updates (Zeiler, 2012)."""
-from tapeflow.kernels import optimizers as kernels
-
-from .base_optimizer import Optimizer, _fuses_weight_decay
+from .base_optimizer import Optimizer, runs_state_op
 
 
 class Adadelta(Optimizer):
@@ -40,13 +38,12 @@ class Adadelta(Optimizer):
         self._accumulated_grads, self._accumulated_delta_vars = self.add_optimizer_variables(
             var_list, ["accumulated_grad", "accumulated_delta_var"])
 
-    @_fuses_weight_decay
+    @runs_state_op
     def update_step(self, gradient, variable, learning_rate):
-        dt, lr, _ = self._scalars(variable, learning_rate)
         i = self._get_variable_index(variable)
-        self._fused_update(kernels.adadelta, variable, gradient,
-                           [self._accumulated_grads[i], self._accumulated_delta_vars[i]], lr,
-                           dt(self.rho), dt(1 - self.rho), dt(self.epsilon))
+        self._update_op("ApplyAdadelta", variable, gradient,
+                        [self._accumulated_grads[i], self._accumulated_delta_vars[i]], learning_rate,
+                        rho=self.rho, epsilon=self.epsilon)
 
     def get_config(self):
         config = super().get_config()

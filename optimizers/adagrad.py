@@ -1,7 +1,5 @@
 """Adagrad: per-parameter learning rates scaled by the accumulated squared gradients."""
-from tapeflow.kernels import optimizers as kernels
-
-from .base_optimizer import Optimizer, _fuses_weight_decay
+from .base_optimizer import Optimizer, runs_state_op
 
 
 class Adagrad(Optimizer):
@@ -33,11 +31,10 @@ class Adagrad(Optimizer):
         self._accumulators = self.add_optimizer_variables(var_list, "accumulator",
                                                           initializer=self.initial_accumulator_value)
 
-    @_fuses_weight_decay
+    @runs_state_op
     def update_step(self, gradient, variable, learning_rate):
-        dt, lr, _ = self._scalars(variable, learning_rate)
         acc = self._accumulators[self._get_variable_index(variable)]
-        self._fused_update(kernels.adagrad, variable, gradient, [acc], lr, dt(self.epsilon))
+        self._update_op("ApplyAdagrad", variable, gradient, [acc], learning_rate, epsilon=self.epsilon)
 
     def get_config(self):
         config = super().get_config()

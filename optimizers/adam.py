@@ -1,9 +1,5 @@
 """Adam: adaptive moment estimation (Kingma & Ba, 2014)."""
-import numpy as np
-
-from tapeflow.kernels import optimizers as kernels
-
-from .base_optimizer import Optimizer, _fuses_weight_decay
+from .base_optimizer import Optimizer, runs_state_op
 
 
 class Adam(Optimizer):
@@ -47,19 +43,12 @@ class Adam(Optimizer):
         if self.amsgrad:
             self._velocity_hats = self.add_optimizer_variables(var_list, "velocity_hat")
 
-    @_fuses_weight_decay
+    @runs_state_op
     def update_step(self, gradient, variable, learning_rate):
-        dt, lr, t = self._scalars(variable, learning_rate)
-        one = dt(1)
-        alpha = lr * np.sqrt(one - dt(self.beta_2) ** t) / (one - dt(self.beta_1) ** t)
         i = self._get_variable_index(variable)
-        slots = [self._momentums[i], self._velocities[i]]
-        kernel = kernels.adam
-        if self.amsgrad:
-            slots.append(self._velocity_hats[i])
-            kernel = kernels.adam_amsgrad
-        self._fused_update(kernel, variable, gradient, slots, lr, alpha, dt(1 - self.beta_1),
-                           dt(1 - self.beta_2), dt(self.epsilon))
+        slots = [self._momentums[i], self._velocities[i]] + ([self._velocity_hats[i]] if self.amsgrad else [])
+        self._update_op("ApplyAdam", variable, gradient, slots, learning_rate, self.iterations,
+                        beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon)
 
     def get_config(self):
         config = super().get_config()

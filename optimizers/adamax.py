@@ -1,7 +1,5 @@
 """Adamax: Adam with the infinity norm (Kingma & Ba, 2014, section 7)."""
-from tapeflow.kernels import optimizers as kernels
-
-from .base_optimizer import Optimizer, _fuses_weight_decay
+from .base_optimizer import Optimizer, runs_state_op
 
 
 class Adamax(Optimizer):
@@ -40,12 +38,11 @@ class Adamax(Optimizer):
         super().build(var_list)
         self._m, self._u = self.add_optimizer_variables(var_list, ["momentum", "norm"])
 
-    @_fuses_weight_decay
+    @runs_state_op
     def update_step(self, gradient, variable, learning_rate):
-        dt, lr, t = self._scalars(variable, learning_rate)
         i = self._get_variable_index(variable)
-        self._fused_update(kernels.adamax, variable, gradient, [self._m[i], self._u[i]], lr,
-                           dt(1 - self.beta_1), dt(self.beta_2), dt(self.epsilon), dt(1) - dt(self.beta_1) ** t)
+        self._update_op("ApplyAdamax", variable, gradient, [self._m[i], self._u[i]], learning_rate, self.iterations,
+                        beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon)
 
     def get_config(self):
         config = super().get_config()

@@ -10,15 +10,19 @@ The base class owns the whole pipeline of one step, in Keras 3's order:
 A subclass only creates its slot variables in ``build`` (through
 ``add_optimizer_variables``) and writes the update rule of one variable in
 ``update_step(gradient, variable, learning_rate)``. The built-in optimizers
-run their rule as a fused numba kernel (``tapeflow.kernels.optimizers``)
-that updates the variable and its slots in place, in one pass over memory,
-with the decoupled weight decay folded in. A user subclass may instead write
-its rule with tapeflow ops and ``variable.assign*``, as in Keras.
+run their rule as one state op (``tapeflow/ops/training_ops.py``: a fused
+numba kernel updating the variable and its slots in place, in one pass over
+memory, with the decoupled weight decay folded in). A user subclass may
+instead write its rule with tapeflow ops and ``variable.assign*``, as in
+Keras. Clipping, loss-scale division, accumulation and the moving average
+are ops too: a step traced in ``tf.function`` records all of it, so the
+traced step replays, and saves, exactly as it runs eagerly.
 
 Everything is checked before anything is written: a bad call (gradient and
 variable counts, shapes or dtypes that do not match, a variable the
 optimizer was not built for) raises and leaves every variable unchanged.
 """
+import contextlib
 import inspect
 import re
 import warnings
@@ -29,12 +33,11 @@ from tapeflow.distribute import distribute_lib
 from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow import init_scope
-from tapeflow.framework.recording import tracing_graph
+from tapeflow.framework.recording import execute_state
 from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.tensor_shape import TensorShape
 from tapeflow.framework.variables import Variable
-from tapeflow.kernels import optimizers as kernels
-from tapeflow.ops import array_ops
+from tapeflow.ops import array_ops, math_ops
 
 from . import schedules as lr_schedules
 
@@ -80,25 +83,20 @@ def _describe(variable):
     return f"'{_var_path(variable)}' (shape={TensorShape(_shape(variable))}, dtype={variable.dtype.name})"
 
 
-def _compute_dtype(np_dtype):
-    """float32/float64 compute in their own dtype; half precision computes in float32."""
-    return np.float64 if np_dtype == np.float64 else np.float32
-
-
-def _inplace_flat(variable):
-    """A writable, contiguous 1-D view of the variable's storage (the variable copies it first
-    while an earlier read is alive, so that read keeps its values)."""
-    return _owner(variable)._write_inplace().reshape(-1)
-
-
 def _as_array(value):
-    """A Tensor / Variable / numpy value as a numpy array, without copying."""
-    return np.asarray(value._value if isinstance(value, Tensor) else value)
+    """A Tensor / Variable / numpy value as a numpy array (configuration values, not step state)."""
+    return value.numpy() if isinstance(value, (Tensor, Variable)) else np.asarray(value)
 
 
-def _fuses_weight_decay(update_step):
-    """Marks an ``update_step`` whose kernel applies the decoupled weight decay itself."""
-    update_step._fuses_weight_decay = True
+def _constant(value, dtype):
+    """``value`` as a scalar tensor of ``dtype``."""
+    return convert_to_tensor(np.asarray(value, dtype=dtypes.as_dtype(dtype).as_numpy_dtype))
+
+
+def runs_state_op(update_step):
+    """Marks a built-in ``update_step`` that runs its rule as one state op (through ``_update_op``):
+    the op applies the decoupled weight decay itself and honours gated updates."""
+    update_step._runs_state_op = True
     return update_step
 
 
@@ -200,8 +198,8 @@ class Optimizer:
         self._exclude_ids = set()
         self._exclude_names = ()
         self._pending_values = None
-        self._decay_in_kernel = False
         self._decay_flags = {}
+        self._gate = None           # the condition state updates run under (see ``_gated``)
         self._model_variables_moving_average = []
         self._accumulated_gradients = []
         self._iterations = self.add_variable(shape=(), initializer="zeros", dtype="int64", name="iteration")
@@ -278,9 +276,6 @@ class Optimizer:
     def iterations(self):
         """The number of steps taken so far (an int64 variable)."""
         return self._iterations
-
-    def _iteration_count(self):
-        return int(_as_array(self._iterations))
 
     # ---------------------------------------------------------- variables ---
     @property
@@ -397,15 +392,15 @@ class Optimizer:
         return use
 
     def _apply_weight_decay(self, variables, learning_rate):
-        """``w -= w * weight_decay * lr`` (unfused; built-in kernels do it themselves)."""
+        """``w -= w * weight_decay * lr`` with ops (a built-in rule's state op does it in its own pass)."""
         if self.weight_decay is None:
             return
-        lr = _as_array(learning_rate)
         for variable in variables:
             if self._use_weight_decay(variable):
-                w = _as_array(variable)
-                dt = w.dtype.type
-                variable.assign(w - w * dt(self.weight_decay) * lr.astype(w.dtype))
+                w = convert_to_tensor(variable)
+                lr = math_ops.cast(learning_rate, w.dtype)
+                variable.assign(math_ops.subtract(w, math_ops.multiply(
+                    math_ops.multiply(w, _constant(self.weight_decay, w.dtype)), lr)))
 
     # ------------------------------------------------------------ applying ---
     def apply_gradients(self, grads_and_vars):
@@ -425,7 +420,10 @@ class Optimizer:
     def apply(self, grads, trainable_variables=None):
         """Updates ``trainable_variables`` with ``grads`` (one gradient or None
         per variable). Without variables, the optimizer must be built and
-        ``grads`` follow the variables it was built with."""
+        ``grads`` follow the variables it was built with.
+
+        Every update is an op (the optimizers' state ops, ``assign``), so a
+        step traced in ``tf.function`` replays, and saves, as it runs eagerly."""
         grads = list(grads)
         if trainable_variables is None:
             if not self.built:
@@ -441,20 +439,17 @@ class Optimizer:
             trainable_variables = list(trainable_variables)
         if not grads and not trainable_variables:
             return
-        arrays = self._validate(grads, trainable_variables)
+        grads = self._validate(grads, trainable_variables)
 
         if not self.built:
-            self.build(trainable_variables)
+            with init_scope():   # slots are created once, even when the first step is being traced
+                self.build(trainable_variables)
         self._restore_pending()
-        graph = tracing_graph()
-        if graph is not None:
-            self._defer_apply(graph, grads, trainable_variables)
-            return
-        arrays = distribute_lib.aggregate_gradients(arrays, trainable_variables)  # summed over workers
+        grads = distribute_lib.aggregate_gradients(grads, trainable_variables)  # summed over workers
 
         # Variables marked overwrite_with_gradient take the gradient as their new value.
         kept = []
-        for g, v in zip(arrays, trainable_variables):
+        for g, v in zip(grads, trainable_variables):
             if g is not None and getattr(v, "overwrite_with_gradient", False):
                 v.assign(g)
             else:
@@ -473,7 +468,7 @@ class Optimizer:
         grads = [g for g, _ in kept]
         variables = [v for _, v in kept]
         if self.loss_scale_factor is not None:
-            grads = [g / g.dtype.type(self.loss_scale_factor) for g in grads]
+            grads = [math_ops.divide(g, _constant(self.loss_scale_factor, g.dtype)) for g in grads]
 
         self._backend_apply_gradients(grads, variables)
         for variable in variables:
@@ -482,23 +477,9 @@ class Optimizer:
                 variable.assign(constraint(variable))
         self._iterations.assign_add(1)
 
-    def _defer_apply(self, graph, grads, variables):
-        """Inside ``tf.function``: nothing is updated while tracing; the graph
-        gets a node that runs this update each time it executes."""
-        present = [i for i, g in enumerate(grads) if g is not None]
-        tensors = [convert_to_tensor(grads[i]) for i in present]
-
-        def apply_step(*values):
-            full = [None] * len(variables)
-            for i, value in zip(present, values):
-                full[i] = value
-            self.apply(full, variables)
-
-        graph.defer_call(apply_step, tensors)
-
     def _validate(self, grads, variables):
         """Checks every (gradient, variable) pair; returns the gradients as
-        numpy arrays in their variable's dtype (None stays None)."""
+        tensors in their variable's dtype (None stays None)."""
         if len(grads) != len(variables):
             raise ValueError(f"Received {len(grads)} gradients for {len(variables)} variables; there must be "
                              "exactly one gradient (or None) per variable.")
@@ -510,147 +491,136 @@ class Optimizer:
                     f"Unknown variable: {_describe(unknown[0])}. This optimizer can only be called for the "
                     "variables it was originally built with. When working with a new set of variables, you "
                     "should recreate a new optimizer instance.")
-        arrays = []
+        tensors = []
         for g, v in zip(grads, variables):
             if g is None:
-                arrays.append(None)
+                tensors.append(None)
                 continue
-            var_dtype = v.dtype._np
             if isinstance(g, (Tensor, Variable, np.ndarray, np.generic)):
-                arr = _as_array(g)
-                if arr.dtype.kind != "f":
-                    raise ValueError(f"The gradient for variable {_describe(v)} has dtype {arr.dtype}; gradients "
-                                     "must be floating point.")
+                t = convert_to_tensor(g)
+                if not t.dtype.is_floating:
+                    raise ValueError(f"The gradient for variable {_describe(v)} has dtype {t.dtype.name}; "
+                                     "gradients must be floating point.")
             else:
                 try:
-                    arr = np.asarray(g, dtype=var_dtype)
+                    t = convert_to_tensor(np.asarray(g, dtype=v.dtype.as_numpy_dtype))
                 except (TypeError, ValueError) as err:
                     raise ValueError(f"Cannot use {g!r} as the gradient of variable {_describe(v)}: {err}") \
                         from None
-            if arr.shape != _shape(v):
-                raise ValueError(f"The gradient for variable {_describe(v)} has shape {TensorShape(arr.shape)}, "
+            if tuple(t.shape) != _shape(v):
+                raise ValueError(f"The gradient for variable {_describe(v)} has shape {t.shape}, "
                                  "which does not match the variable's shape.")
-            arrays.append(arr if arr.dtype == var_dtype else arr.astype(var_dtype))
-        return arrays
+            tensors.append(t if t.dtype == v.dtype else math_ops.cast(t, v.dtype))
+        return tensors
 
     def _backend_apply_gradients(self, grads, variables):
         learning_rate = self._get_current_learning_rate()
         steps = self.gradient_accumulation_steps
         if steps:
+            # Every ``steps`` calls, update with the mean of the accumulated gradients and reset the
+            # accumulators; in between, accumulate. Both are gated state ops: one graph, either branch.
             accumulators = [self._accumulated_gradients[self._get_variable_index(v)] for v in variables]
-            if (self._iteration_count() + 1) % steps == 0:
-                grads = [(g + _as_array(acc)) / g.dtype.type(steps) for g, acc in zip(grads, accumulators)]
-                self._update(self._clip_gradients(grads), variables, learning_rate)
+            is_update_step = math_ops.equal(
+                math_ops.floormod(math_ops.add(self._iterations, _constant(1, "int64")), _constant(steps, "int64")),
+                _constant(0, "int64"))
+            averaged = [math_ops.divide(math_ops.add(g, acc), _constant(steps, g.dtype))
+                        for g, acc in zip(grads, accumulators)]
+            with self._gated(is_update_step):
+                self._update(self._clip_gradients(averaged), variables, learning_rate)
                 for acc in self._accumulated_gradients:
                     if acc is not None:
-                        _inplace_flat(acc)[:] = 0
-            else:
+                        self._state_update("AssignVariable", [acc], [array_ops.zeros_like(acc)])
+            with self._gated(math_ops.logical_not(is_update_step)):
                 for g, acc in zip(grads, accumulators):
-                    self._run_kernel(kernels.accumulate, acc, [], g, ())
+                    self._state_update("AccumulateGradient", [acc], [g])
         else:
             self._update(self._clip_gradients(grads), variables, learning_rate)
         if self.use_ema:
             self._update_model_variables_moving_average(self._trainable_variables)
             frequency = self.ema_overwrite_frequency
-            if frequency and (self._iteration_count() + 1) % frequency == 0:
-                self._overwrite_model_variables_with_average_value(self._trainable_variables)
+            if frequency:
+                overwrite = math_ops.equal(
+                    math_ops.floormod(math_ops.add(self._iterations, _constant(1, "int64")),
+                                      _constant(frequency, "int64")), _constant(0, "int64"))
+                with self._gated(overwrite):
+                    self._overwrite_model_variables_with_average_value(self._trainable_variables)
 
     def _update(self, grads, variables, learning_rate):
-        fused = getattr(type(self).update_step, "_fuses_weight_decay", False)
-        self._decay_in_kernel = fused
-        if not fused:
+        if not self._updates_with_state_ops():
+            if self._gate is not None and not self._eager_condition(self._gate):
+                return
             self._apply_weight_decay(variables, learning_rate)
         self._backend_update_step(grads, variables, learning_rate)
 
+    def _eager_condition(self, condition):
+        """A gate's value, for a user's update rule (ops and ``assign``) that a state op cannot gate."""
+        try:
+            return bool(condition)
+        except TypeError:   # a symbolic tensor: the step is being traced
+            raise ValueError(
+                f"{type(self).__name__}: `gradient_accumulation_steps` inside tf.function needs the optimizer's "
+                "update as a state op, and this optimizer's `update_step` is written with ops and assign. Run "
+                "the step eagerly, or accumulate the gradients yourself.") from None
+
     def _backend_update_step(self, grads, variables, learning_rate):
         for g, v in zip(grads, variables):
-            self.update_step(Tensor(g), v, learning_rate)
+            self.update_step(g, v, learning_rate)
 
     def update_step(self, gradient, variable, learning_rate):
         """The update rule for one variable; every optimizer implements it."""
         raise NotImplementedError(f"{type(self).__name__} must implement `update_step(gradient, variable, "
                                   "learning_rate)`.")
 
-    # --------------------------------------------------- fused kernel runs ---
-    def _run_kernel(self, kernel, variable, slots, gradient, scalars, learning_rate=None):
-        """Runs ``kernel(w, g, *slots, *scalars)`` in place on flat views.
+    # ---------------------------------------------------------- state ops ---
+    def _updates_with_state_ops(self):
+        """Whether ``update_step`` is a built-in rule run by a state op (``_update_op``), which applies
+        the weight decay itself and honours a gate; a user's rule written with ops and ``assign`` is not."""
+        return getattr(type(self).update_step, "_runs_state_op", False)
 
-        With ``learning_rate`` given (an update rule), ``decay, wd, lr`` are
-        passed before ``scalars``. Half-precision variables are computed in
-        float32 and rounded back.
-        """
-        var_dtype = variable.dtype._np
-        dt = _compute_dtype(var_dtype)
-        g = np.ascontiguousarray(_as_array(gradient), dtype=dt).reshape(-1)
-        if learning_rate is not None:
-            decay = (self.weight_decay is not None and getattr(self, "_decay_in_kernel", False)
-                     and self._use_weight_decay(variable))
-            scalars = (decay, dt(self.weight_decay or 0), dt(learning_rate)) + tuple(scalars)
-        state = [variable] + list(slots)  # a numpy array in ``slots`` is scratch (an unused slot)
-        if var_dtype == dt:
-            flats = [s if isinstance(s, np.ndarray) else _inplace_flat(s) for s in state]
-            kernels.run(kernel, [flats[0], g, *flats[1:]], scalars)
-            return
-        work = [s if isinstance(s, np.ndarray) else _as_array(s).astype(dt).reshape(-1) for s in state]
-        kernels.run(kernel, [work[0], g, *work[1:]], scalars)
-        for v, arr in zip(state, work):
-            if not isinstance(v, np.ndarray):
-                v.assign(arr.reshape(_shape(v)).astype(var_dtype))
+    @contextlib.contextmanager
+    def _gated(self, condition):
+        """State updates issued inside run only when the boolean scalar ``condition`` holds."""
+        previous, self._gate = self._gate, condition
+        try:
+            yield
+        finally:
+            self._gate = previous
 
-    def _fused_update(self, kernel, variable, gradient, slots, learning_rate, *scalars):
-        """Runs an update kernel ``kernel(w, g, *slots, decay, wd, lr, *scalars)``."""
-        self._run_kernel(kernel, variable, slots, gradient, scalars, learning_rate=learning_rate)
+    def _state_update(self, op_type, variables, inputs, **attrs):
+        """Runs the state op ``op_type`` on ``variables`` (under the current gate, if any)."""
+        if self._gate is not None:
+            inputs = list(inputs) + [self._gate]
+            attrs["gated"] = True
+        execute_state(op_type, variables, [convert_to_tensor(t) for t in inputs], attrs)
 
-    def _scalars(self, variable, learning_rate):
-        """(dtype constructor, learning rate in that dtype, t = iterations + 1 in that dtype)."""
-        dt = _compute_dtype(variable.dtype._np)
-        return dt, dt(_as_array(learning_rate)), dt(self._iteration_count() + 1)
+    def _update_op(self, op_type, variable, gradient, slots, learning_rate, *inputs, **hyper):
+        """A built-in update rule: ``op_type`` on ``[variable, *slots]`` with the gradient, the learning
+        rate, ``inputs`` and the hyper-parameters ``hyper``, the decoupled weight decay folded in."""
+        decay = self.weight_decay is not None and self._use_weight_decay(variable)
+        self._state_update(op_type, [_owner(variable), *slots], [gradient, learning_rate, *inputs],
+                           decay=decay, weight_decay=float(self.weight_decay or 0.0), **hyper)
 
     # ------------------------------------------------------------ clipping ---
     def _clip_gradients(self, grads):
         if self.clipnorm is not None and self.clipnorm > 0:
-            return [self._clip_by_norm(g, self.clipnorm) for g in grads]
+            return [math_ops.clip_by_norm(g, self.clipnorm) for g in grads]
         if self.global_clipnorm is not None and self.global_clipnorm > 0:
-            return self._clip_by_global_norm(grads, self.global_clipnorm)
+            return math_ops.clip_by_global_norm(grads, self.global_clipnorm)[0]
         if self.clipvalue is not None and self.clipvalue > 0:
-            return [np.clip(g, -g.dtype.type(self.clipvalue), g.dtype.type(self.clipvalue)) for g in grads]
+            return [math_ops.clip_by_value(g, -self.clipvalue, self.clipvalue) for g in grads]
         return grads
-
-    @staticmethod
-    def _clip_by_norm(g, clip_norm):
-        """``g * clip / max(||g||, clip)``, exactly as ``tf.clip_by_norm``."""
-        dt = g.dtype.type
-        l2sum = np.sum(np.square(g), dtype=g.dtype)
-        l2norm = np.sqrt(l2sum) if l2sum > 0 else l2sum
-        clip = dt(clip_norm)
-        return (g * clip) / np.maximum(l2norm, clip)
-
-    @staticmethod
-    def _clip_by_global_norm(grads, clip_norm):
-        """Scales all gradients by ``clip * min(1 / global_norm, 1 / clip)`` (NaN if the norm is not finite)."""
-        dtype = np.result_type(*grads)
-        dt = dtype.type
-        squares = np.array([np.sum(np.square(g), dtype=g.dtype) for g in grads]).astype(dtype)
-        norm = np.sqrt(np.sum(squares, dtype=dtype))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = dt(clip_norm) * np.minimum(dt(1) / norm, dt(1.0 / clip_norm))
-            scale = scale + (norm - norm)
-        return [g * g.dtype.type(scale) for g in grads]
 
     # ----------------------------------------------------------------- EMA ---
     def _update_model_variables_moving_average(self, variables):
-        first = self._iteration_count() == 0
         for variable, average in zip(variables, self._model_variables_moving_average):
-            if average is None:
-                continue
-            dt = _compute_dtype(variable.dtype._np)
-            momentum = dt(0) if first else dt(self.ema_momentum)
-            self._run_kernel(kernels.ema, average, [], _as_array(variable), (momentum, dt(1) - momentum))
+            if average is not None:
+                self._state_update("ApplyMovingAverage", [average], [variable, self._iterations],
+                                   momentum=float(self.ema_momentum))
 
     def _overwrite_model_variables_with_average_value(self, variables):
         for variable, average in zip(variables, self._model_variables_moving_average):
             if average is not None:
-                variable.assign(_as_array(average))
+                self._state_update("AssignVariable", [_owner(variable)], [average])
 
     def finalize_variable_values(self, var_list):
         """At the end of training: with ``use_ema``, set the variables to their moving averages."""

@@ -1,7 +1,5 @@
 """Lion: evolved sign momentum (Chen et al., 2023)."""
-from tapeflow.kernels import optimizers as kernels
-
-from .base_optimizer import Optimizer, _fuses_weight_decay
+from .base_optimizer import Optimizer, runs_state_op
 
 
 class Lion(Optimizer):
@@ -43,12 +41,10 @@ class Lion(Optimizer):
         super().build(var_list)
         self._momentums = self.add_optimizer_variables(var_list, "momentum")
 
-    @_fuses_weight_decay
+    @runs_state_op
     def update_step(self, gradient, variable, learning_rate):
-        dt, lr, _ = self._scalars(variable, learning_rate)
-        b1, b2 = dt(self.beta_1), dt(self.beta_2)
         m = self._momentums[self._get_variable_index(variable)]
-        self._fused_update(kernels.lion, variable, gradient, [m], lr, b1, dt(1) - b1, b2, dt(1) - b2)
+        self._update_op("ApplyLion", variable, gradient, [m], learning_rate, beta_1=self.beta_1, beta_2=self.beta_2)
 
     def get_config(self):
         config = super().get_config()

@@ -1,7 +1,5 @@
 """Nadam: Adam with Nesterov momentum (Dozat, 2015)."""
-from tapeflow.kernels import optimizers as kernels
-
-from .base_optimizer import Optimizer, _compute_dtype, _fuses_weight_decay
+from .base_optimizer import Optimizer, runs_state_op
 
 
 class Nadam(Optimizer):
@@ -46,29 +44,17 @@ class Nadam(Optimizer):
         dtype = var_list[0].dtype if var_list else "float32"
         self._u_product = self.add_variable(shape=(), initializer="ones", dtype=dtype, name="u_product")
 
-    def _u(self, dt, step):
-        return dt(self.beta_1) * (dt(1) - dt(0.5) * dt(0.96) ** dt(step))
-
     def _backend_update_step(self, grads, variables, learning_rate):
         # P_t = P_{t-1} * u_t, once per step, before the variables are updated.
-        dt = _compute_dtype(self._u_product.dtype._np)
-        step = dt(self._iteration_count() + 1)
-        product = dt(self._u_product.numpy()) * dt(self.beta_1) * (dt(1) - dt(0.5) * dt(0.96) ** step)
-        self._u_product.assign(product)
+        self._state_update("UpdateNadamProduct", [self._u_product], [self.iterations], beta_1=self.beta_1)
         super()._backend_update_step(grads, variables, learning_rate)
 
-    @_fuses_weight_decay
+    @runs_state_op
     def update_step(self, gradient, variable, learning_rate):
-        dt, lr, t = self._scalars(variable, learning_rate)
-        one = dt(1)
-        u_t = self._u(dt, t)
-        u_next = self._u(dt, t + one)
-        product = dt(self._u_product.numpy())
-        product_next = product * u_next
         i = self._get_variable_index(variable)
-        self._fused_update(kernels.nadam, variable, gradient, [self._momentums[i], self._velocities[i]], lr,
-                           one - dt(self.beta_1), one - dt(self.beta_2), dt(self.epsilon), u_next, one - u_t,
-                           one - product_next, one - product, one - dt(self.beta_2) ** t)
+        self._update_op("ApplyNadam", variable, gradient, [self._momentums[i], self._velocities[i]], learning_rate,
+                        self.iterations, self._u_product, beta_1=self.beta_1, beta_2=self.beta_2,
+                        epsilon=self.epsilon)
 
     def get_config(self):
         config = super().get_config()

@@ -1,9 +1,5 @@
 """RMSprop: divide the gradient by a running root mean square of its recent magnitudes."""
-import numpy as np
-
-from tapeflow.kernels import optimizers as kernels
-
-from .base_optimizer import Optimizer, _fuses_weight_decay
+from .base_optimizer import Optimizer, runs_state_op
 
 
 class RMSprop(Optimizer):
@@ -51,16 +47,13 @@ class RMSprop(Optimizer):
         self._average_gradients = self.add_optimizer_variables(var_list, "average_gradient") \
             if self.centered else []
 
-    @_fuses_weight_decay
+    @runs_state_op
     def update_step(self, gradient, variable, learning_rate):
-        dt, lr, _ = self._scalars(variable, learning_rate)
         i = self._get_variable_index(variable)
-        unused = np.empty(0, dt)
-        slots = [self._velocities[i],
-                 self._momentums[i] if self.momentum > 0 else unused,
-                 self._average_gradients[i] if self.centered else unused]
-        self._fused_update(kernels.rmsprop, variable, gradient, slots, lr, dt(self.rho), dt(1 - self.rho),
-                           dt(self.epsilon), dt(self.momentum), self.momentum > 0, bool(self.centered))
+        slots = ([self._velocities[i]] + ([self._momentums[i]] if self.momentum > 0 else [])
+                 + ([self._average_gradients[i]] if self.centered else []))
+        self._update_op("ApplyRMSProp", variable, gradient, slots, learning_rate, rho=self.rho,
+                        epsilon=self.epsilon, momentum=float(self.momentum), centered=bool(self.centered))
 
     def get_config(self):
         config = super().get_config()

@@ -5,13 +5,14 @@ A schedule maps the optimizer's step (``optimizer.iterations``, read *before*
 it is incremented) to a learning rate. As in Keras, the arithmetic is done in
 the dtype of ``initial_learning_rate`` (float32 for a Python float), one
 rounded operation at a time, so the values match Keras's bit for bit.
-Calling a schedule returns a scalar ``tf.Tensor``.
+Calling a schedule returns a scalar ``tf.Tensor``, computed by the schedule's
+op (``tapeflow/ops/schedule_ops.py``): a traced training step evaluates it at
+every call.
 """
-import math
-
 import numpy as np
 
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.conversion import convert_to_tensor
+from tapeflow.framework.recording import execute
 
 _MODULE = "keras.optimizers.schedules"
 
@@ -26,12 +27,9 @@ def _float_array(value):
     return arr
 
 
-def _step_value(step, dtype):
-    """The step (an int, a Tensor or the optimizer's ``iterations`` Variable) as a ``dtype`` scalar."""
-    value = np.asarray(step)
-    if value.ndim != 0:
-        raise ValueError(f"A learning-rate schedule expects a scalar step. Received: step with shape {value.shape}")
-    return dtype.type(value)
+def _rate(op_type, step, initial_value, **config):
+    """The schedule op ``op_type`` at ``step``, computed in the dtype of ``initial_value``."""
+    return execute(op_type, (convert_to_tensor(step),), dict(config, dtype=_float_array(initial_value).dtype.name))
 
 
 def _positive_steps(name, value):
@@ -76,12 +74,9 @@ class _StaircaseDecay(LearningRateSchedule):
         self.name = name
 
     def __call__(self, step):
-        lr0 = _float_array(self.initial_learning_rate)
-        dt = lr0.dtype.type
-        p = _step_value(step, lr0.dtype) / dt(self.decay_steps)
-        if self.staircase:
-            p = np.floor(p)
-        return Tensor(np.asarray(self._decay(lr0, dt, p)))
+        return _rate(self._op, step, self.initial_learning_rate,
+                     initial_learning_rate=float(_float_array(self.initial_learning_rate)),
+                     decay_steps=self.decay_steps, decay_rate=float(self.decay_rate), staircase=bool(self.staircase))
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
@@ -98,8 +93,7 @@ class ExponentialDecay(_StaircaseDecay):
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="ExponentialDecay"):
         super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
-    def _decay(self, lr0, dt, p):
-        return lr0 * dt(self.decay_rate) ** p
+    _op = "ExponentialDecaySchedule"
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -119,11 +113,8 @@ class PiecewiseConstantDecay(LearningRateSchedule):
         self.name = name
 
     def __call__(self, step):
-        s = np.asarray(step)
-        index = 0
-        while index < len(self.boundaries) and s > self.boundaries[index]:
-            index += 1
-        return Tensor(_float_array(self.values[index]))
+        return _rate("PiecewiseConstantSchedule", step, self.values[0],
+                     boundaries=[float(b) for b in self.boundaries], values=[float(v) for v in self.values])
 
     def get_config(self):
         return {"boundaries": self.boundaries, "values": self.values, "name": self.name}
@@ -147,19 +138,10 @@ class PolynomialDecay(LearningRateSchedule):
         self.name = name
 
     def __call__(self, step):
-        lr0 = _float_array(self.initial_learning_rate)
-        dt = lr0.dtype.type
-        end = dt(self.end_learning_rate)
-        power = dt(self.power)
-        s = _step_value(step, lr0.dtype)
-        decay_steps = dt(self.decay_steps)
-        if self.cycle:
-            multiplier = dt(1) if s == 0 else np.ceil(s / decay_steps)
-            decay_steps = decay_steps * multiplier
-        else:
-            s = min(s, decay_steps)
-        p = s / decay_steps
-        return Tensor(np.asarray((lr0 - end) * (dt(1) - p) ** power + end))
+        return _rate("PolynomialDecaySchedule", step, self.initial_learning_rate,
+                     initial_learning_rate=float(_float_array(self.initial_learning_rate)),
+                     decay_steps=self.decay_steps, end_learning_rate=float(self.end_learning_rate),
+                     power=float(self.power), cycle=bool(self.cycle))
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
@@ -174,8 +156,7 @@ class InverseTimeDecay(_StaircaseDecay):
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False, name="InverseTimeDecay"):
         super().__init__(initial_learning_rate, decay_steps, decay_rate, staircase, name)
 
-    def _decay(self, lr0, dt, p):
-        return lr0 / (dt(1) + dt(self.decay_rate) * p)
+    _op = "InverseTimeDecaySchedule"
 
 
 class CosineDecay(LearningRateSchedule):
@@ -201,27 +182,12 @@ class CosineDecay(LearningRateSchedule):
         self.warmup_target = warmup_target
         self.warmup_steps = warmup_steps
 
-    def _decayed(self, step, decay_steps, start_lr):
-        dt = start_lr.dtype.type
-        fraction = step / decay_steps
-        cosine = dt(0.5) * (dt(1) + np.cos(dt(math.pi) * fraction))
-        return start_lr * (dt(1 - self.alpha) * cosine + dt(self.alpha))
-
     def __call__(self, step):
-        lr0 = _float_array(self.initial_learning_rate)
-        dt = lr0.dtype.type
-        decay_steps = dt(self.decay_steps)
-        s = _step_value(step, lr0.dtype)
-        if self.warmup_target is None:
-            return Tensor(np.asarray(self._decayed(min(s, decay_steps), decay_steps, lr0)))
-        target = dt(self.warmup_target)
-        warmup_steps = dt(self.warmup_steps)
-        s = min(s, decay_steps + warmup_steps)
-        if s < warmup_steps:
-            value = (target - lr0) * (s / warmup_steps) + lr0
-        else:
-            value = self._decayed(s - warmup_steps, decay_steps, np.asarray(target))
-        return Tensor(np.asarray(value, dtype=lr0.dtype))
+        return _rate("CosineDecaySchedule", step, self.initial_learning_rate,
+                     initial_learning_rate=float(_float_array(self.initial_learning_rate)),
+                     decay_steps=self.decay_steps, alpha=float(self.alpha),
+                     warmup_target=None if self.warmup_target is None else float(self.warmup_target),
+                     warmup_steps=self.warmup_steps)
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
@@ -249,22 +215,10 @@ class CosineDecayRestarts(LearningRateSchedule):
         self.name = name
 
     def __call__(self, step):
-        lr0 = _float_array(self.initial_learning_rate)
-        dt = lr0.dtype.type
-        one = dt(1)
-        t_mul = dt(self._t_mul)
-        m_mul = dt(self._m_mul)
-        fraction = _step_value(step, lr0.dtype) / dt(self.first_decay_steps)
-        if t_mul == one:
-            restart = np.floor(fraction)
-            fraction = fraction - restart
-        else:
-            restart = np.floor(np.log(one - fraction * (one - t_mul)) / np.log(t_mul))
-            done = (one - t_mul ** restart) / (one - t_mul)
-            fraction = (fraction - done) / t_mul ** restart
-        m_fac = m_mul ** restart
-        cosine = dt(0.5) * m_fac * (one + np.cos(dt(math.pi) * fraction))
-        return Tensor(np.asarray(lr0 * (dt(1 - self.alpha) * cosine + dt(self.alpha))))
+        return _rate("CosineDecayRestartsSchedule", step, self.initial_learning_rate,
+                     initial_learning_rate=float(_float_array(self.initial_learning_rate)),
+                     first_decay_steps=self.first_decay_steps, t_mul=float(self._t_mul), m_mul=float(self._m_mul),
+                     alpha=float(self.alpha))
 
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "first_decay_steps": self.first_decay_steps,

@@ -1,7 +1,5 @@
 """SGD: gradient descent with optional (Nesterov) momentum."""
-from tapeflow.kernels import optimizers as kernels
-
-from .base_optimizer import Optimizer, _fuses_weight_decay, _is_float
+from .base_optimizer import Optimizer, _is_float, runs_state_op
 
 
 class SGD(Optimizer):
@@ -37,15 +35,11 @@ class SGD(Optimizer):
         super().build(var_list)
         self.momentums = self.add_optimizer_variables(var_list, "momentum") if self.momentum != 0 else []
 
-    @_fuses_weight_decay
+    @runs_state_op
     def update_step(self, gradient, variable, learning_rate):
-        dt, lr, _ = self._scalars(variable, learning_rate)
-        if self.momentum == 0:
-            self._fused_update(kernels.sgd, variable, gradient, [], lr)
-            return
-        m = self.momentums[self._get_variable_index(variable)]
-        self._fused_update(kernels.sgd_momentum, variable, gradient, [m], lr, dt(self.momentum),
-                           bool(self.nesterov))
+        slots = [self.momentums[self._get_variable_index(variable)]] if self.momentum != 0 else []
+        self._update_op("ApplySGD", variable, gradient, slots, learning_rate, momentum=float(self.momentum),
+                        nesterov=bool(self.nesterov))
 
     def get_config(self):
         config = super().get_config()

@@ -7,7 +7,8 @@ import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor_spec import TensorSpec
-from tapeflow.function import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ, OutputLeaf
+from tapeflow.framework.recording import state_op_variable_counts
+from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ, ConcreteFunction, OutputLeaf
 
 _INTERNAL_NODES = (VARIABLE_READ, VARIABLE_ASSIGN)
 
@@ -59,16 +60,17 @@ def graph_to_data(graph, variable_ids, gradient_names):
     """
     nodes = []
     for op_type, refs, attrs, n_out in graph.nodes:
-        if op_type == PYTHON_CALL:
-            raise ValueError(f"Cannot save the traced function {graph.name!r}: it runs Python code when called "
-                             "(such as an optimizer update). Save the model's variables instead, or save a "
-                             "function without side effects.")
         attrs = dict(attrs)
         if "variable" in attrs and op_type in _INTERNAL_NODES:
             attrs["variable"] = variable_ids[id(graph.variables[attrs["variable"]])]
+        if state_op_variable_counts(op_type) is not None:
+            attrs["variables"] = [variable_ids[id(graph.variables[i])] for i in attrs["variables"]]
         if "_gradient_op_type" in attrs:
             saved = gradient_names.get(attrs["_gradient_op_type"])
             attrs["_gradient_op_type"] = saved if saved is not None else attrs["_gradient_op_type"]
+        for key, value in attrs.items():
+            if isinstance(value, ConcreteFunction):   # a control-flow node's branch, loop condition or body
+                attrs[key] = {"subgraph": subgraph_to_data(value, variable_ids, gradient_names)}
         nodes.append({"op": op_type, "inputs": [list(r) for r in refs], "attrs": attrs, "num_outputs": n_out})
     data = {
         "name": graph.name,
@@ -82,6 +84,26 @@ def graph_to_data(graph, variable_ids, gradient_names):
                            for c in graph.constants],
     }
     return data, list(graph.constants)
+
+
+def subgraph_to_data(function, variable_ids, gradient_names):
+    """A control-flow sub-graph as data: a graph whose inputs are all explicit (no constants, no captures),
+    with the specs of its outputs (what the node stands for while a trace inlines it)."""
+    graph = function.graph
+    if graph.constants or graph.captures:
+        raise ValueError(f"Cannot save the control-flow sub-graph {graph.name!r}: it was traced outside a "
+                         "tf.function and holds constants")
+    data, _ = graph_to_data(graph, variable_ids, gradient_names)
+    data["output_specs"] = [{"shape": list(np.shape(v)), "dtype": dtypes.as_dtype(np.asarray(v).dtype).name}
+                            for v in function.trace_outputs]
+    return data
+
+
+def _subgraph(data, variables, gradient_names):
+    function = ConcreteFunction(LoadedGraph(data, [], variables, gradient_names), name=data["name"])
+    function.trace_outputs = [np.zeros(spec["shape"], dtypes.as_dtype(spec["dtype"])._np)
+                              for spec in data["output_specs"]]
+    return function
 
 
 class LoadedGraph:
@@ -104,14 +126,21 @@ class LoadedGraph:
         index_of = {}
         for node in data["nodes"]:
             op_type = node["op"]
-            attrs = {k: _tuples(v) for k, v in node["attrs"].items()}
+            attrs = {k: _subgraph(v["subgraph"], variables, gradient_names) if isinstance(v, dict) else _tuples(v)
+                     for k, v in node["attrs"].items()}
             if op_type in _INTERNAL_NODES:
-                obj = attrs["variable"]
-                if obj not in index_of:
-                    index_of[obj] = len(self.variables)
-                    self.variables.append(variables[obj])
-                attrs["variable"] = index_of[obj]
+                attrs["variable"] = self._variable_index(attrs["variable"], variables, index_of)
+            if state_op_variable_counts(op_type) is not None:
+                attrs["variables"] = tuple(self._variable_index(obj, variables, index_of)
+                                           for obj in attrs["variables"])
             if "_gradient_op_type" in attrs:
                 attrs["_gradient_op_type"] = gradient_names.get(attrs["_gradient_op_type"], attrs["_gradient_op_type"])
             self.nodes.append([op_type, [tuple(r) for r in node["inputs"]], attrs, node["num_outputs"]])
         self.outputs = decode_structure(data["outputs"])
+
+    def _variable_index(self, obj, variables, index_of):
+        """The graph's index of loaded object ``obj`` (a variable), adding it on first use."""
+        if obj not in index_of:
+            index_of[obj] = len(self.variables)
+            self.variables.append(variables[obj])
+        return index_of[obj]

@@ -8,7 +8,8 @@ function and node), and what is wrong with it; nothing is registered or created.
 """
 from tapeflow.framework import dtypes
 from tapeflow.framework.recording import _FORWARDS
-from tapeflow.function import PYTHON_CALL, VARIABLE_ASSIGN, VARIABLE_READ
+from tapeflow.framework.recording import state_op_variable_counts
+from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ
 from tapeflow.graph_replay import ASSIGN_METHODS
 from tapeflow.module import Module
 
@@ -19,6 +20,7 @@ from .errors import FileContentError
 MAX_DEPTH = 64                   # nesting of output structures and of module children
 MAX_COUNT = 2 ** 24              # constants, captures, gradient inputs and outputs
 MAX_UNPACKED_OUTPUTS = 2 ** 20   # outputs of variadic ops whose count nothing else in the file fixes
+_CONTROL_FLOW = {"If": ("then_branch", "else_branch"), "While": ("cond", "body")}   # their sub-graph attributes
 _RESERVED_ATTRIBUTES = ({name for name in dir(Module) if not name.startswith("__")}
                         | {"signatures", "_name", "_scope_name"})
 
@@ -167,6 +169,7 @@ class _DocumentChecker:
         self.gradients = {}
         self.used = set()     # the saved gradients that the graph being checked names
         self.unpacked_outputs = 0
+        self.depth = 0        # control-flow sub-graphs being checked, one inside the other
 
     def check(self):
         doc = self.document
@@ -251,7 +254,7 @@ class _DocumentChecker:
             self.graph(_field(concrete, "graph", at), f"{at}.graph")
 
     # -- graphs ----------------------------------------------------------------------
-    def graph(self, value, where, gradient=None):
+    def graph(self, value, where, gradient=None, subgraph=False):
         graph = _mapping(value, where)
         _text(_field(graph, "name", where), f"{where}.name")
         inputs = _field(graph, "inputs", where)
@@ -267,7 +270,17 @@ class _DocumentChecker:
                 _fail(f"{where}.traced_shapes[{i}]", f"{shape} does not match the input's shape {declared}")
         n_captures = _int(_field(graph, "n_captures", where), f"{where}.n_captures")
         n_constants = _int(_field(graph, "n_constants", where), f"{where}.n_constants")
-        _safe_key(_field(graph, "constants_key", where), f"{where}.constants_key")
+        if subgraph:   # a control-flow branch or loop body: everything it uses is an input of its node
+            if n_constants or n_captures:
+                _fail(where, "a control-flow sub-graph has no constants and no captures, but this one has "
+                      f"{n_constants} and {n_captures}")
+            output_specs = _list(_field(graph, "output_specs", where), f"{where}.output_specs", MAX_COUNT)
+            for j, spec in enumerate(output_specs):
+                at = f"{where}.output_specs[{j}]"
+                _check(attributes.dtype_name, _field(_mapping(spec, at), "dtype", at), f"{at}.dtype")
+                _dims(_field(spec, "shape", at), f"{at}.shape", unknown_allowed=False)
+        else:
+            _safe_key(_field(graph, "constants_key", where), f"{where}.constants_key")
         specs = graph.get("constant_specs")     # absent from files written before it was added
         if specs is not None:
             if len(_list(specs, f"{where}.constant_specs")) != n_constants:
@@ -291,6 +304,12 @@ class _DocumentChecker:
             outputs_of.append(self.node(node, f"{where}.nodes[{k}]", sources, outputs_of))
         structure = _field(graph, "outputs", where)
         self.structure(structure, f"{where}.outputs", sources, outputs_of, 0)
+        if subgraph:
+            returned = structure.get("list") if isinstance(structure, dict) else None
+            if not isinstance(returned, list) or any("ref" not in _mapping(r, f"{where}.outputs") for r in returned):
+                _fail(f"{where}.outputs", "a control-flow sub-graph returns a list of tensors")
+            if len(returned) != len(output_specs):
+                _fail(f"{where}.output_specs", f"has {len(output_specs)} entries for {len(returned)} outputs")
         if gradient is not None:
             returned = structure.get("list") if isinstance(structure, dict) else None
             if not isinstance(returned, list) or len(returned) != gradient[1]:
@@ -331,13 +350,31 @@ class _DocumentChecker:
         _int(num_outputs, f"{where}.num_outputs", 0, MAX_COUNT)
         if op in (VARIABLE_READ, VARIABLE_ASSIGN):
             self.variable_node(op, inputs, attrs, num_outputs, where)
-        elif op == PYTHON_CALL:
-            _fail(where, "the node runs Python code when called, which a SavedModel cannot hold")
         elif op not in _FORWARDS:
             _fail(f"{where}.op", f"unknown op type {_key(op)}")
+        elif state_op_variable_counts(op) is not None:
+            self.state_node(op, inputs, attrs, num_outputs, where)
         else:
             self.op_node(op, inputs, attrs, num_outputs, where)
         return num_outputs
+
+    def state_node(self, op, inputs, attrs, num_outputs, where):
+        """A state op: ``variables`` names the variable objects it updates; the rest is an op's."""
+        fewest, most = state_op_variable_counts(op)
+        updated = _list(_field(attrs, "variables", f"{where}.attrs"), f"{where}.attrs.variables", most)
+        if len(updated) < fewest:
+            _fail(f"{where}.attrs.variables", f"{op} updates at least {fewest} variables, got {len(updated)}")
+        for i, index in enumerate(updated):
+            index = _int(index, f"{where}.attrs.variables[{i}]", 0, len(self.kinds) - 1)
+            if self.kinds[index] != "variable":
+                _fail(f"{where}.attrs.variables[{i}]", f"object {index} is a {self.kinds[index]}, not a variable")
+        if num_outputs != 0:
+            _fail(f"{where}.num_outputs", f"is {num_outputs}, expected 0 ({op} has no outputs)")
+        gated = _bool(attrs["gated"], f"{where}.attrs.gated") if "gated" in attrs else False
+        if gated and not inputs:
+            _fail(f"{where}.inputs", "a gated update needs its condition as the last input")
+        own = {k: v for k, v in attrs.items() if k not in ("variables", "gated")}
+        self.op_node(op, inputs[:-1] if gated else inputs, own, 0, where)
 
     def variable_node(self, op, inputs, attrs, num_outputs, where):
         expected = {"variable"} if op == VARIABLE_READ else {"variable", "mode"}
@@ -369,9 +406,11 @@ class _DocumentChecker:
         if arity is not None and not (arity[0] <= len(inputs) and (arity[1] is None or len(inputs) <= arity[1])):
             expected = arity[0] if arity[0] == arity[1] else f"at least {arity[0]}"
             _fail(f"{where}.inputs", f"{op} takes {expected} inputs, got {len(inputs)}")
-        if registered_outputs >= 0:
+        if op in _CONTROL_FLOW:
+            expected = self.control_flow_node(op, inputs, attrs, where)
+        elif registered_outputs >= 0:
             expected = registered_outputs
-        elif op == "IdentityN":
+        elif op in ("IdentityN", "CollectiveAllReduce"):
             expected = len(inputs)
         elif op == "SplitV":
             expected = len(attrs["sizes"])
@@ -390,6 +429,35 @@ class _DocumentChecker:
             if len(inputs) != n_outputs + n_differentiable + n_captures:
                 _fail(f"{where}.inputs", f"has {len(inputs)} entries, but its custom gradient {_key(gradient)} needs "
                       f"{n_outputs} + {n_differentiable} + {n_captures}")
+
+    def control_flow_node(self, op, inputs, attrs, where):
+        """Checks an If / While node's sub-graphs (nested at most MAX_DEPTH deep) against its inputs;
+        returns its number of outputs."""
+        if self.depth >= MAX_DEPTH:
+            _fail(where, f"control flow nested more than {MAX_DEPTH} levels deep")
+        self.depth += 1
+        counts = {}
+        for name in _CONTROL_FLOW[op]:
+            graph = attrs[name]["subgraph"]
+            self.graph(graph, f"{where}.attrs.{name}.subgraph", subgraph=True)
+            counts[name] = (len(graph["inputs"]), len(graph["outputs"]["list"]))
+        self.depth -= 1
+        if op == "If":
+            for name in ("then_branch", "else_branch"):
+                if counts[name][0] != len(inputs) - 1:
+                    _fail(f"{where}.attrs.{name}", f"takes {counts[name][0]} inputs, but the node passes "
+                          f"{len(inputs) - 1} (its inputs after the predicate)")
+            if counts["then_branch"][1] != counts["else_branch"][1]:
+                _fail(f"{where}.attrs", "the branches return different numbers of outputs")
+            return counts["then_branch"][1]
+        for name in ("cond", "body"):
+            if counts[name][0] != len(inputs):
+                _fail(f"{where}.attrs.{name}", f"takes {counts[name][0]} inputs, but the node has {len(inputs)}")
+        if counts["cond"][1] != 1:
+            _fail(f"{where}.attrs.cond", "returns more than one value")
+        if counts["body"][1] > len(inputs):
+            _fail(f"{where}.attrs.body", f"returns {counts['body'][1]} loop variables for {len(inputs)} inputs")
+        return counts["body"][1] + 1
 
     def structure(self, value, where, sources, outputs_of, depth):
         if depth > MAX_DEPTH:

@@ -1,6 +1,8 @@
 """The ``.keras`` format: a stored zip of ``metadata.json``, ``config.json`` and ``model.weights.h5``.
 
-``config.json`` is ``serialize_keras_object(model)`` with Keras's public
+Layers that keep files beside their variables (a vocabulary) store them as
+members ``assets/<path>/<name>`` (``assets``). ``config.json`` is
+``serialize_keras_object(model)`` with Keras's public
 module names and the ``compile_config``; ``model.weights.h5`` has the layout
 of ``weights_h5``; ``metadata.json`` is ``{"keras_version", "date_saved"}``
 and is not read back. Loading checks the whole config (``registry``) before
@@ -20,7 +22,7 @@ import h5py
 
 from tapeflow.layers.serialization_lib import custom_object_scope, deserialize_keras_object, serialize_keras_object
 
-from . import zip_io
+from . import assets, zip_io
 from .atomic import atomic_directory
 from .release import replacing
 from .compile_config import compile_config_of, try_compile
@@ -57,12 +59,10 @@ def _metadata():
 
 def save_keras(model, filepath, zipped=True):
     config = json.dumps(model_config(model)).encode("utf-8")  # before any file is touched
-    members = [(METADATA, _metadata()), (CONFIG, config)]
+    members = [(METADATA, _metadata()), (CONFIG, config)] + assets.asset_members(model)
     if not zipped:
         with atomic_directory(filepath) as tmp:
-            for name, data in members:
-                with open(os.path.join(tmp, name), "wb") as f:
-                    f.write(data)
+            assets.write_members_to_directory(tmp, members)
             with h5py.File(os.path.join(tmp, WEIGHTS), "w") as h5:
                 write_weights(h5, model)
         return
@@ -174,4 +174,9 @@ def load_keras(filepath, custom_objects=None, compile=True, safe_mode=True):
             raw = archive.read(CONFIG, max_size=_MAX_CONFIG_BYTES)
     model = build_model(parse_config(raw, filepath), filepath, custom_objects, compile, safe_mode)
     load_weights_from_archive(model, filepath)
+    if os.path.isdir(filepath):
+        assets.load_assets(model, assets.DirectoryMembers(filepath), filepath)
+    else:
+        with zip_io.Archive(filepath) as archive:
+            assets.load_assets(model, assets.ArchiveMembers(archive), filepath)
     return model

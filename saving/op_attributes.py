@@ -168,6 +168,13 @@ def slice_key(value):
     return None
 
 
+def subgraph(value):
+    """A control-flow node's branch or loop body; graph_validation checks the graph inside."""
+    if not isinstance(value, dict) or set(value) != {"subgraph"} or not isinstance(value["subgraph"], dict):
+        return f"expected {{\"subgraph\": {{...}}}}, got {describe(value)}"
+    return None
+
+
 integer = int_in(*INT64)
 axis = int_in(-MAX_RANK, MAX_RANK)
 count = int_in(0, MAX_ELEMENTS + 1)
@@ -203,6 +210,15 @@ _CONV_INPUT = OpSchema(input_spatial=window, **_CONV_ATTRS)
 _CONV_FILTER = OpSchema(filter_spatial=window, **_CONV_ATTRS)
 _POOL = OpSchema(ksize=window, strides=window, padding=paddings)
 _STATELESS = OpSchema(shape=shape, dtype=dtype_name)
+_image_size = _bounded_product(_int_list(int_in(1, MAX_ELEMENTS + 1), max_len=2), what="pixels")
+
+
+def image_size(value):
+    """A resize's [height, width]: two positive integers."""
+    return _image_size(value) or (None if len(value) == 2 else f"expected [height, width], got {describe(value)}")
+
+
+_RESIZE = OpSchema(inputs=1, size=image_size, align_corners=boolean, half_pixel_centers=boolean)
 
 def print_template(value):
     """tf.print's pieces: strings, and None where a tensor input goes."""
@@ -253,6 +269,14 @@ SCHEMAS = {
     "Transpose": OpSchema(perm=permutation),
     "UnsortedSegmentSum": OpSchema(num_segments=count, axis=axis),
     "IdentityN": OpSchema(_gradient_op_type=string, optional=("_gradient_op_type",)),
+    "If": OpSchema(then_branch=subgraph, else_branch=subgraph),
+    "While": OpSchema(cond=subgraph, body=subgraph),
+    "Shape": OpSchema(inputs=1, out_type=integer_dtype),
+    "Range": OpSchema(inputs=3, dtype=dtype_name),
+    "TensorListReserve": OpSchema(inputs=1, dtype=dtype_name, element_shape=shape),
+    "TensorListWrite": OpSchema(inputs=3, dynamic_size=boolean, optional=("dynamic_size",)),
+    "ZerosLike": OpSchema(inputs=1, dtype=dtype_name, optional=("dtype",)),
+    "OnesLike": OpSchema(inputs=1, dtype=dtype_name, optional=("dtype",)),
     "Conv": _CONV, "ConvBackpropInput": _CONV_INPUT, "ConvBackpropFilter": _CONV_FILTER,
     **{op: _POOL for op in ("MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool")},
     "AvgPoolGrad": OpSchema(ksize=window, strides=window, padding=paddings, input_spatial=window),
@@ -270,15 +294,70 @@ SCHEMAS = {
     "PrintV2": OpSchema(template=print_template, sep=string, end=string, stream=one_of("stderr", "stdout"),
                         summarize=int_in(-1, MAX_ELEMENTS + 1)),
     "CheckNumerics": OpSchema(message=string),
+    "CollectiveAllReduce": OpSchema(group_key=int_in(0, 2 ** 31), reduction=one_of("SUM", "MEAN")),
     "Assert": OpSchema(message=string, summarize=count),
+    **{op: _RESIZE for op in ("ResizeBilinear", "ResizeBilinearGrad", "ResizeNearestNeighbor",
+                              "ResizeNearestNeighborGrad", "ResizeBicubic", "ResizeBicubicGrad", "ResizeArea")},
+    "AdjustContrastv2": OpSchema(inputs=2), "AdjustHue": OpSchema(inputs=2), "AdjustSaturation": OpSchema(inputs=2),
+    "ImageProjectiveTransformV3": OpSchema(inputs=3, interpolation=one_of("nearest", "bilinear"),
+                                           fill_mode=one_of("constant", "nearest", "wrap", "mirror", "reflect")),
+    "ImageProjectiveTransformV3Grad": OpSchema(inputs=2, interpolation=one_of("nearest", "bilinear"),
+                                               fill_mode=one_of("constant", "nearest", "wrap", "mirror",
+                                                                "reflect")),
     "FusedBatchNormTraining": OpSchema(epsilon=number),
     "FusedBatchNormGrad": OpSchema(epsilon=number),
+    "RNNSequence": OpSchema(cell=one_of("lstm", "gru", "gru_v1", "simple"), go_backwards=boolean),
+    "RNNSequenceGrad": OpSchema(cell=one_of("lstm", "gru", "gru_v1", "simple"), go_backwards=boolean),
     "LeakyRelu": _LEAKY, "LeakyReluGrad": _LEAKY_GRAD,
     **{op: _ACTIVATION for op in ("Relu", "Relu6", "Elu", "Selu", "Sigmoid", "Softplus", "Softsign")},
     **{op: _ACTIVATION_GRAD for op in ("ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "SigmoidGrad",
                                        "SoftplusGrad", "SoftsignGrad")},
 }
 _NO_ATTRIBUTES = OpSchema()
+
+
+def _update(inputs, **hyper):
+    """An optimizer update (tapeflow/ops/training_ops.py): its hyper-parameters and the weight decay."""
+    return OpSchema(inputs=inputs, decay=boolean, weight_decay=number, **hyper)
+
+
+SCHEMAS.update({
+    "ApplySGD": _update(2, momentum=number, nesterov=boolean),
+    "ApplyAdam": _update(3, beta_1=number, beta_2=number, epsilon=number),
+    "ApplyRMSProp": _update(2, rho=number, epsilon=number, momentum=number, centered=boolean),
+    "ApplyAdagrad": _update(2, epsilon=number),
+    "ApplyAdadelta": _update(2, rho=number, epsilon=number),
+    "ApplyAdamax": _update(3, beta_1=number, beta_2=number, epsilon=number),
+    "ApplyNadam": _update(4, beta_1=number, beta_2=number, epsilon=number),
+    "ApplyLion": _update(2, beta_1=number, beta_2=number),
+    "UpdateNadamProduct": OpSchema(inputs=1, beta_1=number),
+    "ApplyMovingAverage": OpSchema(inputs=2, momentum=number),
+    "AccumulateGradient": OpSchema(inputs=1),
+    "AssignVariable": OpSchema(inputs=1),
+})
+
+
+def _nullable(check):
+    return lambda value: None if value is None else check(value)
+
+
+def _numbers(value):
+    if not isinstance(value, list) or len(value) > MAX_ELEMENTS:
+        return f"expected a list of numbers, got {describe(value)}"
+    problems = [number(v) for v in value]
+    return next((p for p in problems if p), None)
+
+
+_DECAY = dict(inputs=1, initial_learning_rate=number, decay_steps=number, dtype=floating_dtype)
+SCHEMAS.update({   # learning-rate schedules (tapeflow/ops/schedule_ops.py)
+    "ExponentialDecaySchedule": OpSchema(decay_rate=number, staircase=boolean, **_DECAY),
+    "InverseTimeDecaySchedule": OpSchema(decay_rate=number, staircase=boolean, **_DECAY),
+    "PolynomialDecaySchedule": OpSchema(end_learning_rate=number, power=number, cycle=boolean, **_DECAY),
+    "CosineDecaySchedule": OpSchema(alpha=number, warmup_target=_nullable(number), warmup_steps=number, **_DECAY),
+    "CosineDecayRestartsSchedule": OpSchema(inputs=1, initial_learning_rate=number, first_decay_steps=number,
+                                            t_mul=number, m_mul=number, alpha=number, dtype=floating_dtype),
+    "PiecewiseConstantSchedule": OpSchema(inputs=1, boundaries=_numbers, values=_numbers, dtype=floating_dtype),
+})
 
 
 def schema_of(op_type):

@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 
+from tapeflow.framework.variables import load_array
 from tapeflow.layers.layer import Layer
 from tapeflow.optimizers import Optimizer
 
@@ -195,7 +196,7 @@ def _load(entries, root, source, skip_mismatch, builds):
             if uses_default_io(obj) and getattr(obj, "built", True):
                 # The default load_own_variables, on values checked above: variables[i] = store[str(i)].
                 for i, variable in enumerate(variables_of(obj)):
-                    variable._adopt(store[str(i)])  # a fresh array read from the file: no second copy
+                    load_array(variable, store[str(i)])  # a fresh array read from the file: no second copy
             else:
                 obj.load_own_variables(store)
     except Exception as e:
@@ -216,7 +217,7 @@ def assign_pairs(pairs, source):
                 variable.assign(value)
             else:
                 adopted.add(id(value))
-                variable._adopt(value)
+                load_array(variable, value)
     except Exception as e:
         for variable, old in snapshot:
             if np.asarray(variable) is not old:

@@ -35,6 +35,8 @@ from . import autodiff, config, debugging, errors, linalg, math, nest, nn, rando
 from .config.devices import device  # noqa: F401
 from .framework.recording import init_scope  # noqa: F401
 from .ops.print_ops import print_ as print  # noqa: F401,A004
+from .control_flow import TensorArray, case, cond, switch_case, while_loop  # noqa: F401
+from .functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: F401
 
 __version__ = "0.1.0"
 _keep_freed_memory()
@@ -43,12 +45,16 @@ newaxis = None
 _LAZY = {
     "data": ("tapeflow.data", None),
     "distribute": ("tapeflow.distribute", None),
+    "image": ("tapeflow.image", None),
+    "ragged": ("tapeflow.ragged", None),
+    "RaggedTensor": ("tapeflow.ragged", "RaggedTensor"),
     "keras": ("tapeflow.keras", None),
     "layers": ("tapeflow.layers", None),
     "optimizers": ("tapeflow.optimizers", None),
     "saving": ("tapeflow.saving", None),
     "saved_model": ("tapeflow.saving.saved_model", None),
     "train": ("tapeflow.train", None),
+    "autograph": ("tapeflow.autograph", None),
     "summary": ("tapeflow.summary", None),
 }
 
@@ -70,7 +76,10 @@ def __getattr__(name):
     """Heavier subpackages (Keras layers, optimizers, saving) load on first use."""
     if name in _LAZY:
         import importlib
-        module = importlib.import_module(_LAZY[name][0])
-        globals()[name] = module
-        return module
+        module_name, attribute = _LAZY[name]
+        value = importlib.import_module(module_name)
+        if attribute is not None:
+            value = getattr(value, attribute)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'tapeflow' has no attribute {name!r}")

@@ -5,8 +5,10 @@ tensors (GraphTensor). A symbolic tensor carries a placeholder value so every
 op's forward really runs (shapes and dtypes come out right), and each op is
 recorded as a node: op type, attributes, and which earlier tensors feed it.
 Variables read are captured by reference; other outside tensors become
-constants. Python control flow is unrolled at trace time (there is no
-autograph), so using a symbolic tensor as a Python bool is an error.
+constants. AutoGraph (tapeflow/autograph, ``autograph=True``) first rewrites
+the function's ``if``/``while``/``for`` statements so that those on tensors
+become If/While nodes (tapeflow/control_flow.py); other Python control flow is
+unrolled at trace time, and using a symbolic tensor as a Python bool is an error.
 
 Calling the function replays the nodes one by one through the normal op
 dispatch (``execute``), so an active tape records the replay and gradients
@@ -19,7 +21,9 @@ shape-polymorphic and serves every shape; otherwise graphs are specialised to
 the concrete shapes they are called with.
 """
 import collections
+import contextlib
 import functools
+import io
 import uuid
 import weakref
 
@@ -28,7 +32,8 @@ import numpy as np
 from .framework import nest
 from .framework.conversion import convert_to_tensor
 from .framework import recording
-from .framework.recording import execute, forward_of, record, trace_forward_of
+from .framework.recording import (execute, execute_state, forward_of, record, state_node_parts,
+                                  state_op_variable_counts, trace_forward_of)
 from .framework.registry import RegisterGradient
 from .framework.tensor import Tensor, next_id
 from .framework.tensor_shape import TensorShape
@@ -36,13 +41,13 @@ from .framework.tensor_spec import TensorSpec
 from .config.execution import functions_run_eagerly
 from .framework.logging_util import warn
 from .framework.variables import Variable, assign_shape_error
-from .graph_replay import ASSIGN, ASSIGN_METHODS, CALL, READ, ArrayReplay, output_count_error
+from .graph_passes import optimized_copy
+from .graph_replay import ASSIGN, ASSIGN_METHODS, READ, ArrayReplay, output_count_error
 
 _RECENT_CALLS = 10      # the window of the retracing warning
 _FREQUENT_TRACES = 5    # traces in that window that make it warn
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
-PYTHON_CALL = "__PythonCall__"
 
 
 class GraphTensor(Tensor):
@@ -65,9 +70,9 @@ class GraphTensor(Tensor):
 
     def _symbolic_error(self, what):
         return TypeError(
-            f"{what} is not allowed for a symbolic tf.Tensor inside a tf.function: tapeflow traces Python "
-            "control flow once (there is no autograph). Use tensor ops such as tf.where, or call the "
-            "function eagerly.")
+            f"{what} is not allowed for a symbolic tf.Tensor inside a tf.function. AutoGraph converts "
+            "`if`, `while` and `for` statements of the tf.function itself (not of the Python functions it calls, "
+            "nor with autograph=False): use tf.cond / tf.while_loop or tensor ops such as tf.where there.")
 
     def __bool__(self):
         raise self._symbolic_error("Using it as a Python bool")
@@ -119,8 +124,6 @@ class FuncGraph:
         self.captures = []
         self.outputs = None
         self.custom_gradients = {}
-        self.python_calls = []
-        self.python_call_values = {}   # call index -> placeholder value of a call that returns a tensor
         self._refs = {}
         self._alive = []
 
@@ -201,33 +204,24 @@ class FuncGraph:
             raise assign_shape_error(var, value.shape)
         self.nodes.append([VARIABLE_ASSIGN, [self.ref(value)], {"variable": self.variable_index(var), "mode": mode}, 0])
 
+    def add_state_op(self, op_type, variables, inputs, attrs):
+        """Records a state op (``execute_state`` while tracing): its ``variables`` attribute holds the
+        indices of the variables it updates. Nothing runs now."""
+        refs = [self.ref(convert_to_tensor(t)) for t in inputs]
+        indices = tuple(self.variable_index(getattr(v, "_parent", v)) for v in variables)
+        self.nodes.append([op_type, refs, {**attrs, "variables": indices}, 0])
+
     def is_live(self, tensor):
         """Whether ``tensor``'s value can change from call to call: it is computed in this graph
-        from an input, a capture, a variable read or a deferred call, not from constants only."""
+        from an input, a capture or a variable read, not from constants only."""
         ref = self._refs.get(id(tensor))
         if ref is None or ref[0] != "node":
             return ref is not None and ref[0] != "const"
         live = []   # nodes are in execution order: one pass up to the tensor's node
         for op_type, refs, _, _ in self.nodes[:ref[1] + 1]:
-            live.append(op_type in (VARIABLE_READ, PYTHON_CALL)
+            live.append(op_type == VARIABLE_READ
                         or any(r[0] != "const" and (r[0] != "node" or live[r[1]]) for r in refs))
         return live[ref[1]]
-
-    def defer_call(self, fn, inputs, returns=None):
-        """A node calling ``fn(*inputs)`` each time the graph replays, for Python-side effects such as
-        an optimizer's in-place update. Graphs with such nodes run in this process but cannot be saved.
-
-        With ``returns`` (a Tensor: what ``fn`` gives now), the node has one output, the Tensor ``fn``
-        returns at each replay (a metric's ``result()``); the returned GraphTensor stands for it.
-        """
-        self.python_calls.append(fn)
-        attrs = {"call": len(self.python_calls) - 1}
-        if returns is None:
-            self.nodes.append([PYTHON_CALL, [self.ref(t) for t in inputs], attrs, 0])
-            return None
-        self.python_call_values[attrs["call"]] = returns._value
-        (output,) = self._emit(PYTHON_CALL, inputs, attrs, (returns._value,))
-        return output
 
     def set_outputs(self, structure):
         """Python numbers returned become tensors (constants of the graph), as in TensorFlow."""
@@ -259,6 +253,8 @@ class FuncGraph:
             for key, value in sorted(attrs.items(), key=lambda kv: kv[0]):
                 if key == "_gradient_op_type":  # a unique name per trace: compare the gradient graph instead
                     value = self.custom_gradients[value]["graph"].signature_of_nodes()
+                elif isinstance(value, ConcreteFunction):   # a control-flow node's branch or loop body
+                    value = value.graph.signature_of_nodes()
                 items.append((key, value))
             return items
         nodes = [(op, [tuple(r) for r in refs], comparable(attrs), n) for op, refs, attrs, n in self.nodes]
@@ -280,11 +276,16 @@ class ConcreteFunction:
 
     def _compile(self):
         g = self.graph
-        self._constants = [Tensor(c) for c in g.constants]
+        # The replay runs the graph as the passes leave it (graph_passes/); self.graph stays as traced.
+        static_shapes = [tuple(shape) if spec.shape.is_fully_defined() or not self.polymorphic else None
+                         for spec, shape in zip(g.input_specs, self.traced_shapes)]
+        self.optimized = optimized = optimized_copy(g, static_shapes)
+        self._graph_constants = optimized.constants
+        self._constants = [Tensor(c) for c in optimized.constants]
         plan = []
         node_slot = []
         slot = 0
-        for op_type, refs, attrs, n_out in g.nodes:
+        for op_type, refs, attrs, n_out in optimized.nodes:
             node_slot.append(slot)
             plan.append((op_type, tuple(refs), attrs, n_out))
             slot += n_out
@@ -292,10 +293,25 @@ class ConcreteFunction:
         self._plan = [(op, tuple(self._slot(r) for r in refs), attrs, n_out, node_slot[k])
                       for k, (op, refs, attrs, n_out) in enumerate(plan)]
         self._n_slots = slot
-        self._output_slots = None if g.outputs is None else nest.map_structure(
-            lambda leaf: OutputLeaf(ref=self._slot(leaf.ref)) if leaf.ref is not None else leaf, g.outputs)
-        self._array_replay = ArrayReplay(self._plan, slot, len(g.input_specs), len(g.constants), self._output_slots,
-                                         {VARIABLE_READ: READ, VARIABLE_ASSIGN: ASSIGN, PYTHON_CALL: CALL})
+        output_refs = iter(optimized.outputs)
+
+        def output_slot(leaf):
+            ref = next(output_refs)
+            return leaf if ref is None else OutputLeaf(ref=self._slot(ref))
+        self._output_slots = None if g.outputs is None else nest.map_structure(output_slot, g.outputs)
+        self._array_replay = ArrayReplay(self._plan, slot, len(g.input_specs), len(optimized.constants),
+                                         self._output_slots,
+                                         {VARIABLE_READ: READ, VARIABLE_ASSIGN: ASSIGN})
+
+    jit_compile = False     # set by tf.function(jit_compile=True): calls nothing records run compiled code
+    _compiled = None
+
+    def compiled(self):
+        """The graph compiled to numba kernels (tapeflow/jit), built at the first compiled call."""
+        if self._compiled is None:
+            from .jit import CompiledGraph
+            self._compiled = CompiledGraph(self.optimized, self.graph.outputs)
+        return self._compiled
 
     def _slot(self, ref):
         kind = ref[0]
@@ -344,8 +360,8 @@ class ConcreteFunction:
         state = recording.current()
         if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers
                                  or recording.numerics_checked()):
-            return self._array_replay(inputs, self.graph.constants, captures, self.graph.variables,
-                                      getattr(self.graph, "python_calls", ()))
+            replay = self.compiled() if self.jit_compile else self._array_replay
+            return replay(inputs, self._graph_constants, captures, self.graph.variables)
         values = [None] * self._n_slots
         constants = self._constants
         variables = self.graph.variables
@@ -365,16 +381,9 @@ class ConcreteFunction:
                 values[out] = variables[attrs["variable"]]._as_tensor()
                 continue
             args = tuple(get(s) for s in slots)
-            if op_type == PYTHON_CALL:
-                call = self.graph.python_calls[attrs["call"]]
-                graph = recording.tracing_graph()
-                if graph is not None:  # inlined into a function being traced: still deferred there
-                    placeholder = Tensor(self.graph.python_call_values[attrs["call"]]) if n_out else None
-                    result = graph.defer_call(call, args, returns=placeholder)
-                else:
-                    result = call(*args)
-                if n_out:
-                    values[out] = convert_to_tensor(result)
+            if state_op_variable_counts(op_type) is not None:
+                indices, own = state_node_parts(attrs)
+                execute_state(op_type, [variables[i] for i in indices], args, own)
                 continue
             if op_type == VARIABLE_ASSIGN:
                 var = variables[attrs["variable"]]
@@ -439,11 +448,14 @@ def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_var
 class Function:
     """A Python function that runs as traced graphs (``tf.function``)."""
 
-    def __init__(self, python_function, input_signature=None, name=None, **options):
+    def __init__(self, python_function, input_signature=None, name=None, jit_compile=None, **options):
+        self._jit_compile = bool(jit_compile)
         self._python_function = python_function
         self._input_signature = None if input_signature is None else list(nest.flatten(input_signature))
         self._name = name or getattr(python_function, "__name__", "function")
         self._options = options
+        self._reduce_retracing = bool(options.get("reduce_retracing"))
+        self._relaxed = {}      # reduce_retracing: shape-free key -> [specs so far, generalised trace or None]
         self._cache = {}
         self._tracing_count = 0
         self._recent_calls = collections.deque(maxlen=_RECENT_CALLS)
@@ -453,6 +465,17 @@ class Function:
     @property
     def python_function(self):
         return self._python_function
+
+    def _traced_function(self):
+        """What a trace runs: the Python function, with its control flow converted by AutoGraph
+        (``autograph=True``, the default)."""
+        if not self._options.get("autograph", True):
+            return self._python_function
+        converted = getattr(self, "_converted", None)
+        if converted is None:
+            from .autograph import convert
+            converted = self._converted = convert(self._python_function)
+        return converted
 
     @property
     def input_signature(self):
@@ -467,7 +490,7 @@ class Function:
         bound = self._bound.get(instance)
         if bound is None:
             bound = Function(functools.partial(self._python_function, instance), self._input_signature,
-                             name=self._name, **self._options)
+                             name=self._name, jit_compile=self._jit_compile, **self._options)
             bound._instance = weakref.ref(instance)
             self._bound[instance] = bound
         return bound
@@ -511,9 +534,13 @@ class Function:
             specialised = entry.specialised.get(tuple(tuple(t.shape) for t in tensors))
             if specialised is not None:
                 return specialised
+        if self._input_signature is None and self._reduce_retracing:
+            relaxed = self._relaxed_concrete(key, tensors, structured, first_call)
+            if relaxed is not None:
+                return relaxed
         if self._input_signature is None:
             specs = [TensorSpec.from_tensor(t) for t in tensors]
-            graph = _trace(self._python_function, self._name, args, kwargs, specs, [t._value for t in tensors],
+            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
                            first_call)
             self._tracing_count += 1
             entry = ConcreteFunction(graph, polymorphic=True, name=self._name)
@@ -525,23 +552,67 @@ class Function:
             if entry.polymorphic or not concrete_shapes:
                 return entry
         concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
-        graph = _trace(self._python_function, self._name, args, {}, concrete, [t._value for t in tensors],
+        graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
                        first_call)
         self._tracing_count += 1
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
         entry.specialised[tuple(tuple(t.shape) for t in tensors)] = specialised
         return specialised
 
+    def _relaxed_concrete(self, key, tensors, structured, first_call):
+        """reduce_retracing: a call whose tensor shapes differ from an earlier trace of the same structure,
+        dtypes and ranks is traced once with the differing dimensions unknown, and that trace serves every
+        later call it fits. None: trace the exact shapes (the first call of a structure)."""
+        relaxed_key = (tuple(("tensor", len(k[1]), k[2]) if k[0] == "tensor" else k for k in key[0]), key[1])
+        record = self._relaxed.get(relaxed_key)
+        if record is None:
+            self._relaxed[relaxed_key] = [[TensorSpec.from_tensor(t) for t in tensors], None]
+            return None
+        specs, entry = record
+        fits = all(s.shape.is_compatible_with(t.shape) for s, t in zip(specs, tensors))
+        if entry is None or not fits:
+            earlier = [tuple(s.shape) for s in specs] if entry is None else entry.traced_shapes
+            previous = [np.full(shape, 1 if s.dtype.is_floating else 0, s.dtype._np)
+                        for shape, s in zip(earlier, specs)]
+            specs = [TensorSpec([a if a == b else None for a, b in zip(s.shape, t.shape)], t.dtype)
+                     for s, t in zip(specs, tensors)]
+            args, kwargs = structured
+            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
+                           first_call)
+            self._tracing_count += 1
+            try:     # a second, silent trace at the earlier shapes: does the graph depend on them? (not counted)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    other = _trace(self._traced_function(), self._name, args, kwargs, specs, previous, False)
+                polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
+            except Exception:
+                polymorphic = False
+            entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
+            entry.specialised = {tuple(tuple(t.shape) for t in tensors): entry} if not polymorphic else {}
+            record[:] = [specs, entry]
+            self._cache[("relaxed",) + relaxed_key] = entry
+            return entry
+        if entry.polymorphic:
+            return entry
+        shapes = tuple(tuple(t.shape) for t in tensors)
+        specialised = entry.specialised.get(shapes)
+        if specialised is None:
+            args, kwargs = structured
+            graph = _trace(self._traced_function(), self._name, args, kwargs,
+                           [TensorSpec.from_tensor(t) for t in tensors], [t._value for t in tensors], first_call)
+            self._tracing_count += 1
+            specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
+        return specialised
+
     def _trace_signature(self, args, creates_variables):
         """Traces the input_signature; checks whether the graph is shape-polymorphic."""
         specs = self._input_signature
         unknown = any(s.shape.rank is None or None in s.shape.dims for s in specs)
-        graph = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
+        graph = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
                        creates_variables)
         self._tracing_count += 1
-        polymorphic = True
-        if unknown:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
-            other = _trace(self._python_function, self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
+        polymorphic = not (unknown and self._jit_compile)  # compiled code is specialised to each call's shapes
+        if unknown and polymorphic:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
+            other = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
                            creates_variables)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
         entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
@@ -555,6 +626,7 @@ class Function:
         key, tensors, structured = self._canonical(args, kwargs)
         traced_before = self._tracing_count
         concrete = self._concrete_for(key, tensors, structured)
+        concrete.jit_compile = self._jit_compile
         self._note_call(self._tracing_count > traced_before)
         return concrete.call_flat(tensors)
 
@@ -584,6 +656,11 @@ class Function:
         return out
 
     def get_concrete_function(self, *args, **kwargs):
+        concrete = self._get_concrete_function(*args, **kwargs)
+        concrete.jit_compile = self._jit_compile
+        return concrete
+
+    def _get_concrete_function(self, *args, **kwargs):
         if not args and not kwargs and self._input_signature is not None:
             args = tuple(self._input_signature)
         if all(isinstance(a, TensorSpec) for a in nest.flatten([list(args), kwargs])) and (args or kwargs):
@@ -597,7 +674,7 @@ class Function:
             key = self._canonical(args, kwargs)[0]
             entry = self._cache.get(key)
             if entry is None:
-                graph = _trace(self._python_function, self._name, list(args), kwargs, specs,
+                graph = _trace(self._traced_function(), self._name, list(args), kwargs, specs,
                                [s.dummy_value() for s in specs], self._tracing_count == 0)
                 self._tracing_count += 1
                 entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
@@ -626,9 +703,12 @@ def _sized_dummy(spec, size):
 def function(func=None, input_signature=None, autograph=True, jit_compile=None, reduce_retracing=False,
              experimental_relax_shapes=None, name=None, **kwargs):
     """Decorator/function turning ``func`` into a traced ``Function`` (``tf.function``)."""
+    relax = bool(reduce_retracing or experimental_relax_shapes)     # experimental_relax_shapes: the old name
     if func is None:
-        return lambda f: Function(f, input_signature=input_signature, name=name)
-    return Function(func, input_signature=input_signature, name=name)
+        return lambda f: Function(f, input_signature=input_signature, name=name, reduce_retracing=relax,
+                                  jit_compile=jit_compile, autograph=autograph)
+    return Function(func, input_signature=input_signature, name=name, reduce_retracing=relax,
+                    jit_compile=jit_compile, autograph=autograph)
 
 
 # ------------------------------------------------------ custom gradients ---

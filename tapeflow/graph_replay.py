@@ -4,15 +4,14 @@ When no tape, forward accumulator, variable watcher or outer trace is active,
 a ConcreteFunction need not go through ``execute`` op by op: its forwards are
 resolved once, every value lives in one flat list addressed by index (no
 Tensor per intermediate), and each value is dropped after its last use. Dropping
-early also frees memory and lets an optimizer's deferred in-place update find
-its variables unshared (no copy-on-write).
+early also frees memory and lets a state op (an optimizer's in-place update)
+find its variables unshared (no copy-on-write).
 """
 from .framework import nest
-from .framework.conversion import convert_to_tensor
-from .framework.recording import _FORWARDS
+from .framework.recording import _FORWARDS, state_node_parts, state_op_variable_counts
 from .framework.tensor import Tensor
 
-_OP, _OP_TUPLE, READ, ASSIGN, CALL = range(5)
+_OP, _OP_TUPLE, READ, ASSIGN, STATE = range(5)
 ASSIGN_METHODS = {"assign": "assign", "add": "assign_add", "sub": "assign_sub"}  # node mode -> Variable method
 
 
@@ -28,6 +27,8 @@ class ArrayReplay:
             args = tuple(index(s) for s in slots)
             if op_type in special_ops:
                 steps.append([special_ops[op_type], None, args, attrs, n_out, out, (), op_type])
+            elif state_op_variable_counts(op_type) is not None:
+                steps.append([STATE, _FORWARDS[op_type][0], args, state_node_parts(attrs), n_out, out, (), op_type])
             else:
                 forward, registered_outputs = _FORWARDS[op_type]
                 # An op with a variable number of outputs (split, unstack) returns a sequence even
@@ -52,7 +53,7 @@ class ArrayReplay:
         self._steps = [tuple(s) for s in steps]
         self._index = index
 
-    def __call__(self, inputs, constants, captures, variables, python_calls):
+    def __call__(self, inputs, constants, captures, variables):
         values = [None] * self._n_slots
         values += [t._value for t in inputs]
         values += constants
@@ -75,9 +76,8 @@ class ArrayReplay:
                 var = variables[attrs["variable"]]
                 getattr(var, ASSIGN_METHODS[attrs["mode"]])(Tensor(values[args[0]]))
             else:
-                result = python_calls[attrs["call"]](*[Tensor(values[i]) for i in args])
-                if n_out:
-                    values[out] = convert_to_tensor(result)._value
+                updated, attrs = attrs
+                forward([variables[i] for i in updated], *[values[i] for i in args], **attrs)
             for i in dead:
                 values[i] = None
         if self._output_slots is None:

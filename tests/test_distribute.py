@@ -238,3 +238,45 @@ def test_tf_config_cluster_resolver_reads_the_task(monkeypatch):
     resolver = tf.distribute.cluster_resolver.TFConfigClusterResolver()
     assert (resolver.task_type, resolver.task_id) == ("worker", 2)
     assert resolver.cluster_spec().num_tasks("worker") == 3
+
+
+def test_all_reduce_is_an_op_with_tensorflows_gradient():
+    strategy = tf.distribute.Strategy(_TwoWorkersInOne())
+    x = tf.Variable([1.0, -2.0, 3.0])
+
+    def replica_fn():
+        with tf.GradientTape() as tape:
+            y = tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.SUM, x * x)
+            loss = tf.reduce_sum(y * tf.constant([1.0, 2.0, 3.0]))
+        return y, tape.gradient(loss, x)
+    y, grad = strategy.run(replica_fn)
+    np.testing.assert_allclose(y.numpy(), [2.0, 8.0, 18.0])            # both "workers" hold x * x
+    # d loss_total / d x on this worker: the all-reduce of the workers' upstream gradients [1, 2, 3],
+    # times d(x * x)/dx = 2x.
+    np.testing.assert_allclose(grad.numpy(), 2 * np.array([1.0, 2.0, 3.0]) * 2 * x.numpy())
+
+
+def test_a_collective_of_a_group_this_process_does_not_have_is_refused():
+    from tapeflow.ops import collective_ops
+    with pytest.raises(ValueError, match="no collective group 12345"):
+        collective_ops.all_reduce([tf.constant([1.0])], 12345, "SUM")
+    with pytest.raises(ValueError, match="reduction"):
+        collective_ops.all_reduce([tf.constant([1.0])], 0, "MAX")
+
+
+def test_compiled_fit_step_uses_each_batchs_share_of_the_global_batch():
+    # 7 rows in global batches of 4: this worker's shard is 2 rows of both, standing for 2/4 and then
+    # 2/3 of the global batch; a traced step must read the share at every call, not keep the first.
+    x = np.random.default_rng(1).normal(size=(7, 3)).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32)
+    results = []
+    for jit_compile in (False, True):
+        strategy = tf.distribute.Strategy(_TwoWorkersInOne())
+        tf.keras.utils.set_random_seed(0)
+        with strategy.scope():
+            model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2), tf.keras.layers.Dense(1)])
+            model.compile(tf.keras.optimizers.SGD(0.1), "mse", jit_compile=jit_compile)
+        history = model.fit(x, y, batch_size=4, epochs=2, verbose=0, shuffle=False)
+        results.append([w.numpy() for w in model.weights] + [np.asarray(history.history["loss"])])
+    for eager, compiled in zip(*results):
+        np.testing.assert_allclose(compiled, eager, rtol=1e-6, atol=1e-7)

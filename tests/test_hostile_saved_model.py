@@ -167,7 +167,7 @@ JSON_CASES = [
     ("unknown op type", _set(lambda d: _node(d, "AddV2"), "op", "__import__"),
      r"\(__import__\)\.op: unknown op type '__import__'"),
     ("a Python call node", _set(lambda d: _node(d, "AddV2"), "op", "__PythonCall__"),
-     r"\(__PythonCall__\): the node runs Python code"),
+     r"\(__PythonCall__\)\.op: unknown op type '__PythonCall__'"),
     ("op type not a string", _set(lambda d: _node(d, "AddV2"), "op", ["AddV2"]),
      r"nodes\[\d+\]\.op: expected an op type name, got list"),
     ("attribute of the wrong type", _set(lambda d: _node(d, "Sum"), "attrs", {"axes": "1", "keepdims": False}),

@@ -59,10 +59,13 @@ class CallbackList(Callback):
             cb.set_model(model)
 
     def _call(self, hook, *args):
+        *head, logs = args
+        logs = {} if logs is None else logs  # Keras hands every hook a dict, never None
         for cb in self.callbacks:
-            getattr(cb, hook)(*args)
+            getattr(cb, hook)(*head, logs)
 
     def _call_batch(self, hook, batch, logs):
+        logs = {} if logs is None else logs
         for cb in self._batch_callbacks[hook]:
             getattr(cb, hook)(batch, logs)
 

@@ -12,15 +12,18 @@ from ..serialization_lib import keras_export, serialize_keras_object
 @keras_export("keras.layers.Embedding")
 class Embedding(Layer):
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
-                 embeddings_constraint=None, mask_zero=False, weights=None, lora_rank=None, **kwargs):
+                 embeddings_constraint=None, mask_zero=False, weights=None, lora_rank=None, quantization_config=None,
+                 **kwargs):
         kwargs.pop("input_length", None)
+        if kwargs.pop("quantization_config", None) is not None:   # Keras 3.15 writes null
+            raise ValueError("Embedding: quantization is not supported by tapeflow.")
         super().__init__(**kwargs)
         for name, value in (("input_dim", input_dim), ("output_dim", output_dim)):
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"Received an invalid value for argument `{name}`. Expected a positive integer. "
                                  f"Received: {name}={value}")
-        if lora_rank is not None:
-            raise ValueError("Embedding: LoRA is not supported by tapeflow.")
+        if lora_rank is not None or quantization_config is not None:
+            raise ValueError("Embedding: LoRA and quantization are not supported by tapeflow.")
         self.input_dim = input_dim
         self.output_dim = output_dim
         self.embeddings_initializer = initializers.get(embeddings_initializer)

@@ -31,6 +31,10 @@ class Merge(Layer):
         _broadcast_shapes(input_shape)
         self.built = True
 
+    def get_config(self):
+        # Explicit, so that a merge layer loaded from a file (its dtype a DTypePolicy) can be saved again.
+        return super().get_config()
+
     def call(self, inputs):
         out = inputs[0]
         for x in inputs[1:]:

@@ -231,7 +231,8 @@ class Functional(Model):
             config["name"] = layer.name
             config["inbound_nodes"] = [
                 {"args": tree.map_structure(serialize_arg, list(node.call_args)),
-                 "kwargs": {k: serialize_arg(v) for k, v in node.call_kwargs.items() if k != "training"}}
+                 "kwargs": {k: tree.map_structure(serialize_arg, v) for k, v in node.call_kwargs.items()
+                            if k != "training"}}
                 for node in layer._inbound_nodes if id(node) in self._node_ids and not node.is_input]
             layers.append(config)
 
@@ -250,9 +251,9 @@ def functional_from_config(cls, config, custom_objects=None):
     created = {}
     pending = []
     for layer_data in config["layers"]:
+        # A config without a name (a custom get_config returning only its constructor arguments) gives the layer
+        # a fresh name, as in Keras; the graph refers to it by the saved name below.
         layer_config = {k: v for k, v in layer_data.items() if k not in ("inbound_nodes", "name")}
-        if "config" in layer_config and "name" not in layer_config["config"] and "name" in layer_data:
-            layer_config["config"] = dict(layer_config["config"], name=layer_data["name"])
         layer = deserialize_keras_object(layer_config, custom_objects=custom_objects)
         created[layer_data.get("name", layer.name)] = layer
         pending.append((layer, list(layer_data.get("inbound_nodes", []))))
@@ -283,7 +284,10 @@ def functional_from_config(cls, config, custom_objects=None):
             tensors = [tensor_from_history(entry) for entry in node]
             kwargs = node[0][3] if node and len(node[0]) > 3 and isinstance(node[0][3], dict) else {}
             args = [tensors[0] if len(tensors) == 1 else tensors]
-        kwargs.pop("mask", None)
+        # A mask passed explicitly as graph tensors (``Attention()([q, v], mask=[qm, vm])``) is an input of
+        # the node; any other stored mask is dropped.
+        if not any(isinstance(t, KerasTensor) for t in tree.flatten(kwargs.get("mask"))):
+            kwargs.pop("mask", None)
         layer(*args, **kwargs)
 
     progress = True

@@ -11,7 +11,7 @@ import numpy as np
 from tapeflow.framework.tensor import Tensor
 
 from ..layer import Layer, _call_spec, _context
-from ..serialization_lib import keras_export, serialize_keras_object
+from ..serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
 from ..trainers.trainer import Trainer
 
 
@@ -150,6 +150,18 @@ class Model(Trainer, Layer):
     def load_weights(self, filepath, skip_mismatch=False, **kwargs):
         from tapeflow import saving
         return saving.load_weights(self, filepath, skip_mismatch=skip_mismatch, **kwargs)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """The model described by ``model.to_json()`` (architecture only; weights are fresh)."""
+    try:
+        config = json.loads(json_string)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"model_from_json: the string is not valid JSON ({e}).") from e
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError("model_from_json: the JSON does not describe a model (expected an object with "
+                         f"'class_name' and 'config'); received {str(json_string)[:200]!r}")
+    return deserialize_keras_object(config, custom_objects=custom_objects)
 
 
 def _is_shape_structure(value):

@@ -30,7 +30,8 @@ from tapeflow.distribute.collective_backend import SUM
 from tapeflow.distribute.input_lib import batch_rows, shard_bounds
 from tapeflow.distribute.strategy import allgather_concat
 from tapeflow.framework.tensor import Tensor
-from tapeflow.ops import math_ops, random_ops
+from tapeflow.framework.variables import Variable
+from tapeflow.ops import collective_ops, math_ops, random_ops
 
 from ..utils import tree
 from .data_adapter import ArrayDataAdapter, unpack_x_y_sample_weight
@@ -107,7 +108,7 @@ class _ShardedBatches:
             rows = batch_rows([leaf for leaf in batch if leaf is not None])
             start, stop = shard_bounds(rows, rank, size)
             yield rows, tuple(None if part is None else tree.map_structure(
-                lambda t: Tensor(t._value[start:stop]), part) for part in batch)
+                lambda t: Tensor(np.asarray(t)[start:stop]), part) for part in batch)
 
     def _array_batches(self):
         adapter, backend = self._adapter, self._backend
@@ -129,36 +130,58 @@ class _ShardedBatches:
 
 
 # ---------------------------------------------------------------------- loss ---
-def _share(model):
+def _splits_loss(model):
     strategy = _active() or model.__dict__.get("_distribute_strategy")
-    if strategy is None or strategy.num_replicas_in_sync == 1:
-        return None
+    return strategy is not None and strategy.num_replicas_in_sync > 1
+
+
+def _hold_share(model):
+    """Before a step of fit/evaluate runs (eagerly): this worker's share of the global batch goes into a
+    variable of the model, which the step's loss scaling reads, so a traced step uses each call's share."""
     share = getattr(_replica, "share", None)
-    return 1.0 / strategy.num_replicas_in_sync if share is None else share
+    if share is None or not _splits_loss(model):
+        return
+    variable = model.__dict__.get("_batch_share")
+    if variable is None:    # every worker creates it at the same (first) step
+        variable = model.__dict__["_batch_share"] = Variable(share, trainable=False, name="batch_share",
+                                                              dtype="float64")
+    variable.assign(share)
+
+
+def _share(model):
+    """The share of the global batch this worker's loss stands for (None on one worker): the share held
+    for the step of fit/evaluate being run, else (a custom loop, each worker with a batch of its own)
+    1 / number of workers, as Keras."""
+    if not _splits_loss(model):
+        return None
+    if getattr(_replica, "share", None) is not None and "_batch_share" in model.__dict__:
+        return model.__dict__["_batch_share"]
+    strategy = _active() or model.__dict__.get("_distribute_strategy")
+    return 1.0 / strategy.num_replicas_in_sync
 
 
 def scale_loss(model, loss):
-    """The loss this worker differentiates: its share of the global batch's loss (outside fit, where
-    each worker brings a batch of its own, 1 / number of workers, as Keras)."""
+    """The loss this worker differentiates: its share of the global batch's loss."""
     share = _share(model)
-    if share is None or share == 1.0:
+    if share is None:
         return loss
-    return math_ops.multiply(loss, Tensor(np.asarray(share, dtype=loss._value.dtype)))
+    return math_ops.multiply(loss, math_ops.cast(share, loss.dtype))
 
 
 def unscale_loss(model, loss):
     """The worker's own mean loss again (for the loss tracker, whose state is summed over workers)."""
     share = _share(model)
-    if share is None or share == 1.0:
+    if share is None:
         return loss
-    return math_ops.divide(loss, Tensor(np.asarray(share, dtype=loss._value.dtype)))
+    return math_ops.divide(loss, math_ops.cast(share, loss.dtype))
 
 
 def train_step(model, data):
     """``model.train_step(data)``; a worker whose shard of a short last batch is empty still joins the
     step's all-reduce (with zero gradients) so that every worker applies the same update."""
+    _hold_share(model)
     if _active() is None or batch_rows(unpack_x_y_sample_weight(data)[0]) > 0:
-        return model.train_step(data)
+        return model._train_step_function()(data)
     if type(model).train_step is not _default_train_step():
         raise ValueError("A global batch has fewer rows than there are workers, so this worker's shard is empty, "
                          "and the model overrides `train_step`. Choose a `batch_size` (and number of samples) "
@@ -172,6 +195,7 @@ def train_step(model, data):
 
 def test_step(model, data):
     """``model.test_step(data)``; a worker with an empty shard only joins the metric reduction."""
+    _hold_share(model)
     if _active() is None or batch_rows(unpack_x_y_sample_weight(data)[0]) > 0:
         return model.test_step(data)
     return model.get_metrics_result()
@@ -186,19 +210,21 @@ def _default_train_step():
 @contextlib.contextmanager
 def global_metric_state(model):
     """While open, the model's metric variables hold their sums over the workers (their
-    'mean'-aggregated ones, the average); the workers' own states come back afterwards."""
+    'mean'-aggregated ones, the average); the workers' own states come back afterwards. Written with
+    ops (reads, an all-reduce, assigns), so a traced step reduces the state of each call."""
     strategy = _active() or model.__dict__.get("_distribute_strategy")
     variables = [] if strategy is None or strategy.num_replicas_in_sync == 1 else \
         [v for m in model.metrics for v in m.variables]
     if not variables:
         yield
         return
-    backend = strategy.extended.backend
-    local = [np.array(v.numpy(), copy=True) for v in variables]
-    summed = distribute_lib.allreduce_arrays(backend, local, SUM)
+    local = [v.read_value() for v in variables]
+    summed = collective_ops.all_reduce(local, strategy.extended.group_key, "SUM")
+    workers = strategy.num_replicas_in_sync
     for v, total in zip(variables, summed):
         if str(getattr(v, "aggregation", "sum")).lower().endswith("mean"):
-            total = total / total.dtype.type(backend.size) if total.dtype.kind in "fc" else total // backend.size
+            count = math_ops.cast(workers, total.dtype)
+            total = math_ops.divide(total, count) if total.dtype.is_floating else math_ops.floordiv(total, count)
         v.assign(total)
     try:
         yield

@@ -10,7 +10,7 @@ import numpy as np
 
 from tapeflow.backprop import GradientTape
 from tapeflow.framework.tensor import Tensor
-from tapeflow.ops import math_ops
+from tapeflow.ops import array_ops, math_ops
 
 from ..utils import tree
 from ..callbacks import CallbackList
@@ -25,10 +25,13 @@ from ..serialization_lib import serialize_keras_object
 
 
 def _python_value(value):
-    if isinstance(value, Tensor):
-        value = value._value
-    elif hasattr(value, "_as_tensor"):
-        value = value.numpy()
+    """A scalar tensor as a Python float, as Keras does; a symbolic one (inside a traced step) stays a tensor:
+    its value is known only when the graph runs."""
+    if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
+        try:
+            value = value.numpy()
+        except TypeError:
+            return value
     if isinstance(value, np.ndarray):
         return float(value) if value.ndim == 0 else value
     if isinstance(value, np.generic):
@@ -85,12 +88,13 @@ class Trainer:
         d["_loss_tracker"] = Mean(name="loss")
         d["_run_eagerly"] = bool(run_eagerly)
         d["steps_per_execution"] = steps_per_execution
-        d["jit_compile"] = False
+        d["jit_compile"] = jit_compile is True      # "auto" stays eager, as the CPU backend of Keras does
+        d["_compiled_train_step"] = None
         d["compiled"] = True
         d["_compile_config"] = {"optimizer": optimizer, "loss": loss, "loss_weights": loss_weights,
                                 "metrics": metrics, "weighted_metrics": weighted_metrics,
                                 "run_eagerly": bool(run_eagerly), "steps_per_execution": steps_per_execution,
-                                "jit_compile": False}
+                                "jit_compile": d["jit_compile"]}
 
     @property
     def run_eagerly(self):
@@ -245,6 +249,16 @@ class Trainer:
             grads = tape.gradient(scaled_loss, variables)
             self.optimizer.apply_gradients(zip(grads, variables))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
+
+    def _train_step_function(self):
+        """train_step; with compile(jit_compile=True) traced once per batch signature into compiled code."""
+        if not self.jit_compile or self._run_eagerly:
+            return self.train_step
+        step = self.__dict__.get("_compiled_train_step")
+        if step is None:
+            from tapeflow.function import function
+            step = self.__dict__["_compiled_train_step"] = function(self.train_step, jit_compile=True)
+        return step
 
     def test_step(self, data):
         x, y, sample_weight = unpack_x_y_sample_weight(data)
@@ -486,9 +500,12 @@ def _check_targets(loss, y, output_shape):
 
 
 def _batch_size(x):
+    """The number of samples in ``x``: a number, or a tensor when a trace leaves the batch dimension unknown."""
     first = tree.flatten(x)[0]
     shape = getattr(first, "shape", None)
-    return int(shape[0]) if shape else 1
+    if not shape:
+        return 1
+    return int(shape[0]) if shape[0] is not None else array_ops.shape(first)[0]
 
 
 def _should_validate(epoch, validation_freq):

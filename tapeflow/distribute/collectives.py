@@ -11,23 +11,32 @@ worker when the process was not started by an MPI launcher)::
 import numpy as np
 
 from tapeflow.framework.tensor import Tensor
+from tapeflow.ops import collective_ops
 
 from . import distribute_lib
-from .collective_backend import SUM
 from .distribute_lib import ReduceOp
 
 
+def _strategy():
+    return distribute_lib.replica_strategy() or distribute_lib.scope_strategy()
+
+
 def _backend():
-    strategy = distribute_lib.replica_strategy() or distribute_lib.scope_strategy()
+    strategy = _strategy()
     if strategy is not None:
         return strategy.extended.backend
     from .strategy import world_backend
     return world_backend()
 
 
+def _group_key():
+    strategy = _strategy()
+    return collective_ops.WORLD if strategy is None else strategy.extended.group_key
+
+
 def _array(value):
     if isinstance(value, Tensor):
-        return value._value
+        return np.asarray(value)
     if hasattr(value, "_as_tensor"):
         return value.numpy()
     return np.asarray(value)
@@ -49,18 +58,15 @@ def is_chief():
 
 
 def allreduce(value, op=ReduceOp.MEAN):
-    """``value`` combined over all workers (MEAN by default, as Horovod); a Tensor on every worker."""
-    traced = distribute_lib.deferred_in_trace(value, lambda t: allreduce(t, op), lambda a: a)
-    if traced is not None:
-        return traced
-    backend = _backend()
-    array = np.array(_array(value), copy=True, order="C")
-    backend.allreduce(array, SUM)
+    """``value`` combined over all workers (MEAN by default, as Horovod); a Tensor on every worker. An op:
+    inside a tf.function it runs at every call, and it is differentiable (the gradient is all-reduced)."""
     if op in (ReduceOp.MEAN, "MEAN", "mean"):
-        array = array / array.dtype.type(backend.size) if array.dtype.kind in "fc" else array // backend.size
-    elif op not in (ReduceOp.SUM, "SUM", "sum"):
+        reduction = "MEAN"
+    elif op in (ReduceOp.SUM, "SUM", "sum"):
+        reduction = "SUM"
+    else:
         raise ValueError(f"`op` must be ReduceOp.SUM or ReduceOp.MEAN. Received: {op!r}")
-    return Tensor(np.asarray(array))
+    return collective_ops.all_reduce([value], _group_key(), reduction)[0]
 
 
 def allgather(value):

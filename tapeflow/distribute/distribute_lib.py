@@ -14,9 +14,8 @@ import threading
 import numpy as np
 
 from tapeflow.framework import variables as _variables
-from tapeflow.framework.conversion import convert_to_tensor
-from tapeflow.framework.recording import tracing_graph
-from tapeflow.framework.tensor import Tensor
+
+from tapeflow.ops import collective_ops
 
 from .collective_backend import SUM
 
@@ -94,12 +93,13 @@ def _on_variable_created(variable):
     variable._distribute_strategy = strategy
     backend = strategy.extended.backend
     if backend.size > 1:
-        storage = variable._write_inplace()
-        if storage.dtype.kind not in "biufc":
-            raise TypeError(f"Cannot create variable '{variable._shared_name}' of dtype {storage.dtype} inside "
+        value = np.array(variable.numpy(), copy=True, order="C")
+        if value.dtype.kind not in "biufc":
+            raise TypeError(f"Cannot create variable '{variable.name}' of dtype {value.dtype} inside "
                             f"{type(strategy).__name__}.scope(): only numeric and boolean variables can be "
                             "synchronized between workers.")
-        backend.broadcast(storage.view(np.uint8) if storage.dtype.kind == "b" else storage, root=0)
+        backend.broadcast(value.view(np.uint8) if value.dtype.kind == "b" else value, root=0)
+        _variables.load_array(variable, value)
 
 
 # ----------------------------------------------------------------- gradients ---
@@ -128,31 +128,28 @@ def update_strategy(variables):
 
 
 def aggregate_gradients(grads, variables):
-    """The gradients summed over all workers when the variables are distributed (one all-reduce per
-    dtype, all gradients packed in one flat buffer), else ``grads`` as they are. None stays None."""
+    """The gradients (tensors, or None) summed over all workers when the variables are distributed: a
+    ``CollectiveAllReduce`` op (one packed collective per dtype), which a traced step runs at every call.
+    Else ``grads`` as they are."""
     strategy = update_strategy(variables)
     if strategy is None or strategy.num_replicas_in_sync == 1:
         return grads
-    return allreduce_arrays(strategy.extended.backend, grads, SUM)
+    present = [i for i, g in enumerate(grads) if g is not None]
+    summed = collective_ops.all_reduce([grads[i] for i in present], strategy.extended.group_key, "SUM")
+    out = list(grads)
+    for i, g in zip(present, summed):
+        out[i] = g
+    return out
 
 
 def allreduce_arrays(backend, arrays, op=SUM):
-    """``arrays`` (numpy, or None) reduced over the workers: one collective per dtype on a packed buffer."""
+    """``arrays`` (numpy, or None) summed over the workers now: one collective per dtype on a packed
+    buffer (for host-side state, such as metric sums, outside any graph)."""
+    present = [i for i, a in enumerate(arrays) if a is not None]
+    reduced = collective_ops.reduce_arrays(backend, [np.asarray(arrays[i]) for i in present])
     out = list(arrays)
-    groups = {}
-    for i, a in enumerate(out):
-        if a is not None:
-            groups.setdefault(np.asarray(a).dtype, []).append(i)
-    for dtype, indices in groups.items():
-        flat = np.concatenate([np.asarray(out[i]).reshape(-1) for i in indices]) if len(indices) > 1 \
-            else np.array(np.asarray(out[indices[0]]).reshape(-1), copy=True)
-        backend.allreduce(flat, op)
-        offset = 0
-        for i in indices:
-            shape = np.shape(out[i])
-            n = int(np.prod(shape, dtype=np.int64))
-            out[i] = flat[offset:offset + n].reshape(shape)
-            offset += n
+    for i, a in zip(present, reduced):
+        out[i] = a
     return out
 
 
@@ -185,19 +182,3 @@ def check_same_on_workers(value, what):
     if len(set(values)) > 1:
         raise RuntimeError(f"The workers disagree on {what}: {values} (by rank). Every worker must see the same "
                            "files: put them on a file system shared by all workers.")
-
-
-def deferred_in_trace(value, collective, stand_in):
-    """Inside a tf.function being traced: each leaf of ``value`` becomes a node that runs
-    ``collective(leaf)`` every time the graph runs, and ``stand_in(array)`` gives the value the
-    trace continues with (a local value of the result's shape). Collectives never run while tracing:
-    one worker may trace again (a short last batch) while the others replay. None when not tracing."""
-    graph = tracing_graph()
-    if graph is None:
-        return None
-    from tapeflow.framework import nest
-
-    def node(leaf):
-        tensor = convert_to_tensor(leaf)
-        return graph.defer_call(collective, [tensor], returns=Tensor(np.asarray(stand_in(tensor._value))))
-    return nest.map_structure(node, value)

@@ -20,8 +20,8 @@ def shard_bounds(n, rank, size):
 
 def batch_rows(batch):
     """The number of rows of a (nested) batch; every component must have the same."""
-    rows = {int(np.shape(getattr(leaf, "_value", leaf))[0]) for leaf in nest.flatten(batch)
-            if np.ndim(getattr(leaf, "_value", leaf)) > 0}
+    rows = {int(np.shape(leaf)[0]) for leaf in nest.flatten(batch)
+            if np.ndim(leaf) > 0}
     if len(rows) != 1:
         raise ValueError("Cannot split a batch between workers: its components have "
                          + (f"different numbers of rows {sorted(rows)}." if rows else "no batch dimension.")
@@ -35,7 +35,7 @@ def local_shard(batch, rank, size):
 
     def take(leaf):
         if isinstance(leaf, Tensor):
-            return Tensor(leaf._value[start:stop])
+            return Tensor(np.asarray(leaf)[start:stop])
         return np.asarray(leaf)[start:stop]
     return nest.map_structure(take, batch)
 

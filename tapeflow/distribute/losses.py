@@ -3,7 +3,7 @@ global batch's figures: ``tf.nn.compute_average_loss`` and ``tf.nn.scale_regular
 import numpy as np
 
 from tapeflow.framework.conversion import convert_to_tensor
-from tapeflow.ops import math_ops, reduction_ops
+from tapeflow.ops import array_ops, math_ops, reduction_ops
 
 from . import distribute_lib
 
@@ -23,7 +23,9 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
         loss = math_ops.multiply(loss, math_ops.cast(convert_to_tensor(sample_weight), loss.dtype))
     total = reduction_ops.reduce_sum(loss)
     if global_batch_size is None:
-        rows = loss._value.shape[0] if loss._value.ndim else 1
+        rows = 1 if not loss.shape.rank else loss.shape[0]
+        if rows is None:    # a traced step with an unknown batch size: the size of each call's batch
+            rows = array_ops.shape(loss)[0]
         global_batch_size = rows * _num_replicas()
     if isinstance(global_batch_size, (int, float, np.integer, np.floating)) and (
             int(global_batch_size) != global_batch_size or global_batch_size <= 0):

@@ -10,18 +10,21 @@ import warnings
 import numpy as np
 
 from tapeflow.framework import nest
+from tapeflow.framework.conversion import convert_to_tensor
+from tapeflow.framework.recording import tracing_graph
 from tapeflow.framework.tensor import Tensor
+from tapeflow.ops import array_ops, collective_ops, math_ops, reduction_ops
 
 from . import distribute_lib
 from .cluster_resolver import MPIClusterResolver
-from .collective_backend import SUM, LocalBackend
+from .collective_backend import LocalBackend
 from .distribute_lib import ReduceOp
 from .input_lib import DatasetsFromFunction, DistributedDataset
 
 
 def _to_numpy(value):
     if isinstance(value, Tensor):
-        return value._value
+        return np.asarray(value)
     if hasattr(value, "_as_tensor"):
         return value.numpy()
     return np.asarray(value)
@@ -45,6 +48,8 @@ class StrategyExtended:
     def __init__(self, strategy, backend):
         self._strategy = strategy
         self.backend = backend
+        # how the collective ops of this strategy's steps name its backend (0: the process's MPI world)
+        self.group_key = collective_ops.register_group(backend, world=backend is _WORLD.get("backend"))
 
     @property
     def should_checkpoint(self):
@@ -79,18 +84,11 @@ class ReplicaContext:
 
     def all_reduce(self, reduce_op, value, options=None):
         """``value`` (a tensor or nest of them) combined over all replicas; every replica gets the result.
-        Not differentiable (use it on values, e.g. losses for logging, not inside a tape)."""
+        Differentiable as in TensorFlow: the gradient is the all-reduce of the incoming gradients."""
         reduce_op = _check_reduce_op(reduce_op)
-        traced = distribute_lib.deferred_in_trace(value, lambda t: self.all_reduce(reduce_op, t), lambda a: a)
-        if traced is not None:
-            return traced
         leaves = nest.flatten(value)
-        arrays = distribute_lib.allreduce_arrays(self.strategy.extended.backend,
-                                                 [_to_numpy(v) for v in leaves], SUM)
-        if reduce_op is ReduceOp.MEAN:
-            arrays = [a / a.dtype.type(self.num_replicas_in_sync) if a.dtype.kind in "fc" else
-                      a // self.num_replicas_in_sync for a in arrays]
-        return nest.pack_sequence_as(value, [Tensor(a) for a in arrays])
+        reduced = collective_ops.all_reduce(leaves, self.strategy.extended.group_key, reduce_op.value)
+        return nest.pack_sequence_as(value, reduced)
 
     def merge_call(self, merge_fn, args=(), kwargs=None):
         return merge_fn(self.strategy, *args, **(kwargs or {}))
@@ -141,27 +139,23 @@ class Strategy:
         """Combines the replicas' ``value`` into one (a Tensor on every worker). With ``axis``, the values
         are first reduced along that axis, and MEAN divides by the global number of elements along it."""
         reduce_op = _check_reduce_op(reduce_op)
-        traced = distribute_lib.deferred_in_trace(
-            value, lambda t: self.reduce(reduce_op, t, axis),
-            lambda a: a if axis is None else np.sum(a, axis=axis, dtype=a.dtype))
-        if traced is not None:
-            return traced
-        leaves = [_to_numpy(v) for v in nest.flatten(value)]
-        counts = []
-        if axis is not None:
-            counts = [np.asarray(a.shape[axis], dtype=np.float64) for a in leaves]
-            leaves = [np.sum(a, axis=axis, dtype=a.dtype) for a in leaves]
-        reduced = distribute_lib.allreduce_arrays(self._extended.backend, leaves + counts, SUM)
-        out = reduced[:len(leaves)]
-        if reduce_op is ReduceOp.MEAN:
-            divisors = reduced[len(leaves):] if axis is not None else [self.num_replicas_in_sync] * len(out)
-            out = [(a / np.asarray(d, dtype=a.dtype)) if a.dtype.kind in "fc" else a // int(d)
-                   for a, d in zip(out, divisors)]
-        return nest.pack_sequence_as(value, [Tensor(np.asarray(a)) for a in out])
+        leaves = [convert_to_tensor(v) for v in nest.flatten(value)]
+        key = self._extended.group_key
+        if axis is None:
+            return nest.pack_sequence_as(value, collective_ops.all_reduce(leaves, key, reduce_op.value))
+        sums = [reduction_ops.reduce_sum(t, axis=axis) for t in leaves]
+        if reduce_op is ReduceOp.SUM:
+            return nest.pack_sequence_as(value, collective_ops.all_reduce(sums, key, "SUM"))
+        counts = [math_ops.cast(array_ops.shape(t, out_type="int64")[axis], "float64") for t in leaves]
+        reduced = collective_ops.all_reduce(sums + counts, key, "SUM")
+        out = [math_ops.divide(s, math_ops.cast(n, s.dtype)) if s.dtype.is_floating or s.dtype.is_complex
+               else math_ops.floordiv(s, math_ops.cast(n, s.dtype))
+               for s, n in zip(reduced[:len(sums)], reduced[len(sums):])]
+        return nest.pack_sequence_as(value, out)
 
     def gather(self, value, axis=0):
         """The replicas' values concatenated along ``axis`` (their sizes along it may differ)."""
-        if distribute_lib.tracing_graph() is not None:
+        if tracing_graph() is not None:
             raise NotImplementedError("strategy.gather inside a tf.function: the result's shape depends on the "
                                       "other workers; call it outside the function.")
         backend = self._extended.backend

@@ -251,21 +251,80 @@ class TapeState:
 
 
 _TRACE_FORWARDS = {}
+DECLARED_PURE = set()   # op types registered with pure=True (see framework/op_purity.py)
 
 
-def register_op(op_type, num_outputs=1, at_trace=None):
+def register_op(op_type, num_outputs=1, at_trace=None, pure=False):
     """Decorator: registers ``forward(*arrays, **attrs)`` as the kernel of ``op_type``.
 
     ``at_trace``: for an op with a side effect (printing, a check that raises), what computes its
-    outputs on a trace's placeholder values instead of the forward (which runs at every call)."""
+    outputs on a trace's placeholder values instead of the forward (which runs at every call).
+    ``pure``: the outputs are a function of the inputs and attributes only and computing them is the
+    op's only effect, so graph passes may remove, merge or fold it (framework/op_purity.py)."""
+    if pure and at_trace is not None:
+        raise ValueError(f"Op {op_type!r}: an op with an at_trace side effect cannot be declared pure")
+
     def decorator(forward):
         if op_type in _FORWARDS:
             raise KeyError(f"Op {op_type!r} is already defined")
         _FORWARDS[op_type] = (forward, num_outputs)
         if at_trace is not None:
             _TRACE_FORWARDS[op_type] = at_trace
+        if pure:
+            DECLARED_PURE.add(op_type)
         return forward
     return decorator
+
+
+_STATE_OPS = {}   # op type -> (fewest, most) variables it updates
+
+
+def register_state_op(op_type, variables):
+    """Decorator: registers ``forward(variables, *arrays, **attrs)``, an op that updates tf.Variables
+    (``variables``: how many it takes, an int or a (fewest, most) pair) and has no outputs, such as an
+    optimizer's update (TensorFlow's ``ResourceApplyAdam``). It is not differentiable: nothing is
+    recorded on tapes. A trace records it as a node naming its variables, which every replay runs.
+
+    Every state op also takes ``gated=True``: its last input is then a boolean scalar, and the update
+    runs only when it holds (how an update that happens every n steps stays one graph)."""
+    counts = (variables, variables) if isinstance(variables, int) else tuple(variables)
+
+    def decorator(forward):
+        def run(variables, *arrays, gated=False, **attrs):
+            if gated:
+                *arrays, condition = arrays
+                if not bool(condition):
+                    return
+            forward(variables, *arrays, **attrs)
+        run.__name__, run.__doc__, run.__wrapped__ = forward.__name__, forward.__doc__, forward
+        register_op(op_type, num_outputs=0)(run)
+        _STATE_OPS[op_type] = counts
+        return forward
+    return decorator
+
+
+def state_op_variable_counts(op_type):
+    """(fewest, most) variables of a state op, or None for an op that is not one."""
+    return _STATE_OPS.get(op_type)
+
+
+def state_node_parts(attrs):
+    """(indices of the variables a recorded state-op node updates, the op's own attributes)."""
+    own = dict(attrs)
+    return own.pop("variables"), own
+
+
+def execute_state(op_type, variables, inputs, attrs=None):
+    """Runs the state op ``op_type`` on ``variables`` and Tensors ``inputs`` (while tracing: records it)."""
+    forward = _FORWARDS[op_type][0]
+    state = _local.state if _installed[0] else None
+    if state is not None and state.graph is not None:
+        state.graph.add_state_op(op_type, variables, inputs, attrs or {})
+        return
+    if attrs:
+        forward(variables, *[t._value for t in inputs], **attrs)
+    else:
+        forward(variables, *[t._value for t in inputs])
 
 
 def trace_forward_of(op_type):

@@ -49,6 +49,12 @@ def assign_shape_error(variable, value_shape):
                       f"{tuple(variable.shape)}, and the assigned value shape {tuple(value_shape)} are incompatible.")
 
 
+def load_array(variable, array):
+    """Makes ``array`` the value of ``variable``, without a copy when the caller just made it and keeps no
+    reference to it (a loader reading a file); any other array is assigned as usual. For saving."""
+    return getattr(variable, "_parent", variable)._adopt(array)
+
+
 def _alive(ref):
     return ref is not None and ref() is not None
 

@@ -9,6 +9,8 @@ from tapeflow.keras_ops.core import (associative_scan, cast, cond, convert_to_nu
                                      custom_gradient, dtype, fori_loop, is_tensor, map, saturate_cast, scan,
                                      scatter, scatter_update, shape, slice, slice_update, stop_gradient, switch,
                                      unstack, vectorized_map, while_loop)
+from tapeflow.keras_ops.convolution import (average_pool, conv, conv_transpose, depthwise_conv,  # noqa: F401
+                                            max_pool, separable_conv)
 from tapeflow.keras_ops.image import rgb_to_grayscale  # noqa: F401
 from tapeflow.keras_ops.linalg import cholesky, det, inv, norm, solve, solve_triangular  # noqa: F401
 from tapeflow.keras_ops.math import (erf, erfinv, extract_sequences, in_top_k, logdet, logsumexp, rsqrt,  # noqa: F401

@@ -1,7 +1,9 @@
 """tf.keras.utils: re-exports of tapeflow.layers.utils and friends (seeding, label encoding, sequences,
 files, serialization helpers, the progress bar, PyDataset)."""
-from tapeflow.layers.serialization_lib import (custom_object_scope, deserialize_keras_object,  # noqa: F401
-                                               register_keras_serializable, serialize_keras_object)
+from tapeflow.layers.serialization_lib import (CustomObjectScope, custom_object_scope,  # noqa: F401
+                                               deserialize_keras_object, get_registered_name,
+                                               get_registered_object, register_keras_serializable,
+                                               serialize_keras_object)
 from tapeflow.layers.trainers.data_adapter import PyDataset  # noqa: F401
 from tapeflow.layers.trainers.data_adapter import PyDataset as Sequence  # noqa: F401
 from tapeflow.layers.utils.file_utils import get_file  # noqa: F401
@@ -9,3 +11,11 @@ from tapeflow.layers.utils.numerical_utils import normalize, to_categorical  # n
 from tapeflow.layers.utils.progbar import Progbar  # noqa: F401
 from tapeflow.layers.utils.rng_utils import set_random_seed  # noqa: F401
 from tapeflow.layers.utils.sequence_utils import pad_sequences  # noqa: F401
+from tapeflow.layers.trainers.data_adapter import pack_x_y_sample_weight, unpack_x_y_sample_weight  # noqa: F401
+from tapeflow.layers.utils.dataset_utils import split_dataset  # noqa: F401
+
+
+def get_custom_objects():
+    """The process-wide dict of custom objects (``keras.utils.get_custom_objects``)."""
+    from tapeflow.saving import get_custom_objects as saving_get_custom_objects
+    return saving_get_custom_objects()

@@ -3,3 +3,7 @@ from . import array_ops, math_ops, reduction_ops  # noqa: F401  (math/array/redu
 from . import check_ops, linalg_ops, nn_ops, print_ops, random_ops  # noqa: F401
 from . import conv_ops, pooling_ops  # noqa: F401
 from . import decomposition_ops, extra_math_ops, stateless_random_ops, update_ops  # noqa: F401  (Keras extras)
+from . import schedule_ops, training_ops  # noqa: F401  (learning-rate schedules, optimizer updates)
+from . import image_ops  # noqa: F401  (tf.image)
+from . import control_flow_ops  # noqa: F401  (If, While and Shape, which traced graphs replay)
+from . import collective_ops  # noqa: F401  (tf.distribute's all-reduce, run at every replay)

@@ -81,7 +81,10 @@ def stop_gradient(input, name=None):
 
 # ------------------------------------------------------------------ shapes ---
 def shape(input, out_type=dtypes.int32, name=None):
-    return Tensor(np.array(to_tensor(input)._value.shape, dtype=dtypes.as_dtype(out_type)._np))
+    x = to_tensor(input)
+    if tracing_graph() is not None:   # a Shape node: the shape of each call's input
+        return execute("Shape", (x,), {"out_type": dtypes.as_dtype(out_type).name})
+    return Tensor(np.array(x._value.shape, dtype=dtypes.as_dtype(out_type)._np))
 
 
 def shape_n(input, out_type=dtypes.int32, name=None):
@@ -413,7 +416,14 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 
 
 # ------------------------------------------------------------ gather/scatter ---
-@register_op("GatherV2")
+def _gather_at_trace(params, indices, axis):
+    """While tracing, indices may be placeholder values outside the traced params (a loop counter
+    stands for any iteration): only the output's shape and dtype matter there."""
+    shape = params.shape[:axis] + indices.shape + params.shape[axis + 1:]
+    return np.zeros(shape, params.dtype)
+
+
+@register_op("GatherV2", at_trace=_gather_at_trace)
 def _gather_fwd(params, indices, axis):
     n = params.shape[axis]
     if indices.size and (indices.min() < 0 or indices.max() >= n):
@@ -724,7 +734,36 @@ def getitem(tensor, key):
         if idx._value.dtype == np.bool_:
             return boolean_mask(x, idx)
         return gather(x, idx)
+    if tracing_graph() is not None and any(is_tensor_like(k) for k in key):
+        return _getitem_by_tensors(x, key)
     return _getitem_raw(x, key)
+
+
+def _getitem_by_tensors(x, key):
+    """``x[key]`` inside a trace where some indices are scalar tensors: their values are only known when
+    the graph runs, so those axes are gathered (a negative index counts from the end, as in slicing)."""
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    static, gathers, axis = [], [], 0
+    for k in key:
+        if is_tensor_like(k):
+            k = to_tensor(k)
+            if k._value.ndim != 0 or k._value.dtype.kind not in "iu":
+                _encode_index(k)   # raises TensorFlow's error for a non-scalar or non-integer index
+            static.append(slice(None))
+            gathers.append((axis, k))
+            axis += 1
+        else:
+            static.append(k)
+            if k is Ellipsis:
+                axis += x._value.ndim - consumed
+            elif k is None or isinstance(k, slice):
+                axis += 1
+    y = _getitem_raw(x, tuple(static))
+    for axis, k in reversed(gathers):
+        size = math_ops.cast(getitem(shape(y), axis), k.dtype)   # the size of each call
+        k = math_ops.add(k, math_ops.multiply(math_ops.cast(math_ops.less(k, 0), k.dtype), size))
+        y = gather(y, k, axis=axis)
+    return y
 
 
 def slice_(input_, begin, size, name=None):
@@ -764,11 +803,15 @@ def ones(shape, dtype=dtypes.float32, name=None):
 
 def zeros_like(input, dtype=None, name=None):
     x = to_tensor(input)
+    if tracing_graph() is not None:   # shaped as the input is at each call (ops/control_flow_ops.py)
+        return execute("ZerosLike", (x,), None if dtype is None else {"dtype": dtypes.as_dtype(dtype).name})
     return Tensor(np.zeros(x._value.shape, dtype=x._value.dtype if dtype is None else dtypes.as_dtype(dtype)._np))
 
 
 def ones_like(input, dtype=None, name=None):
     x = to_tensor(input)
+    if tracing_graph() is not None:
+        return execute("OnesLike", (x,), None if dtype is None else {"dtype": dtypes.as_dtype(dtype).name})
     return Tensor(np.ones(x._value.shape, dtype=x._value.dtype if dtype is None else dtypes.as_dtype(dtype)._np))
 
 
@@ -805,6 +848,10 @@ def range_(start, limit=None, delta=1, dtype=None, name="range"):
     if dtype is None:
         is_float = any(isinstance(v, float) for v in values)
         dtype = dtypes.float32 if is_float else dtypes.int32
+    if tracing_graph() is not None and any(is_tensor_like(v) for v in (start, limit, delta)):
+        # a Range node: the bounds of each call, not the trace's placeholder values
+        return execute("Range", tuple(to_tensor(v) for v in (start, limit, delta)),
+                       {"dtype": dtypes.as_dtype(dtype).name})
     return Tensor(np.arange(*values, dtype=dtypes.as_dtype(dtype)._np))
 
 

@@ -717,14 +717,22 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
 
 
 def global_norm(t_list, name=None):
+    """sqrt of the sum of the tensors' squared L2 norms (summed as one stacked reduction)."""
     terms = [reduction_ops.reduce_sum(square(to_tensor(t))) for t in t_list if t is not None]
-    return sqrt(add_n(terms)) if terms else Tensor(np.array(0, np.float32))
+    if not terms:
+        return Tensor(np.array(0, np.float32))
+    dtype = terms[0].dtype
+    return sqrt(reduction_ops.reduce_sum(array_ops.stack([cast(t, dtype) for t in terms])))
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """Scales the tensors by ``clip_norm * min(1 / global_norm, 1 / clip_norm)``, as tf.clip_by_global_norm
+    (a non-finite norm makes the scale, and so every tensor, NaN); returns (tensors, global norm)."""
     norm = global_norm(t_list) if use_norm is None else to_tensor(use_norm)
     clip = to_tensor(clip_norm, dtype=norm.dtype) if not is_tensor_like(clip_norm) else to_tensor(clip_norm)
-    scale = divide(clip, maximum(norm, clip))
+    one = Tensor(np.ones((), norm._value.dtype))
+    scale = multiply(clip, minimum(divide(one, norm), divide(one, clip)))
+    scale = add(scale, subtract(norm, norm))
     return [None if t is None else multiply(to_tensor(t), cast(scale, to_tensor(t).dtype)) for t in t_list], norm
 
 

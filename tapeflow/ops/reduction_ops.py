@@ -41,6 +41,8 @@ _PUBLIC_NAMES = {"Sum": "reduce_sum", "Mean": "reduce_mean", "Max": "reduce_max"
 
 
 def _reduction(op_type, x, axis, keepdims):
+    if type(x) is not Tensor and hasattr(x, "_reduce_composite"):     # a RaggedTensor (tapeflow.ragged)
+        return x._reduce_composite(op_type, axis, keepdims)
     x = to_tensor(x)
     axes = axes_tuple(axis, x._value.ndim, op=_PUBLIC_NAMES[op_type])
     return execute(op_type, (x,), {"axes": axes, "keepdims": bool(keepdims)})

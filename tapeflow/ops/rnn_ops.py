@@ -1,0 +1,305 @@
+"""A whole recurrent sequence (LSTM, GRU, SimpleRNN) as one op, and its backward through time as one op.
+
+``RNNSequence(z, R, rb, h0, c0, mask)`` runs the recurrence over the input
+projections ``z = x @ W + b`` of every step (batch, steps, gates*units),
+computed by the caller with one matmul:
+
+* ``cell="lstm"``: [i, f, g, o] = [sig, sig, tanh, sig](z_t + h @ R); c = f*c + i*g; h = o*tanh(c)
+* ``cell="gru"`` (reset_after=True): rec = h @ R + rb; z, r = sig(z_t + rec)[:2]; hh = tanh(x_h + r*rec_h)
+* ``cell="gru_v1"`` (reset_after=False): hh = tanh(x_h + (r*h) @ R_h)
+* ``cell="simple"``: h = tanh(z_t + h @ R)
+
+with h = z*h_prev + (1-z)*hh for the GRUs. ``mask`` (batch, steps) bool: a
+masked step keeps the state. ``go_backwards`` reads the steps last to first.
+Outputs, in processing order: the states h of every step (batch, steps,
+units), the cell states c (LSTM; (batch, steps, 0) otherwise), and a reserve
+of gate values for the backward. Unused inputs are empty: rb (0,) and
+c0 (batch, 0).
+
+The backward ``RNNSequenceGrad`` is one op too (a numba kernel per step and
+one BLAS call for each recurrent product, then one for the weight gradient of
+all steps). Its own gradient differentiates ``sequence_by_steps`` (the same
+recurrence written with ordinary ops) under an inner tape, so second and
+higher orders work.
+"""
+import numpy as np
+
+from ..framework.batching import register_batching_rule
+from ..framework.errors import InvalidArgumentError
+from ..framework.registry import RegisterGradient as _PerSliceGradient
+from . import array_ops, math_ops, nn_ops, reduction_ops
+from .common import execute, register_op, to_tensor
+
+CELLS = {"lstm": 4, "gru": 3, "gru_v1": 3, "simple": 1}
+
+
+def _kernels():
+    from ..kernels import rnn  # numba loads on first use
+    return rnn
+
+
+def _check(z, R, rb, h0, c0, mask, cell):
+    """Shapes of a sequence op's inputs, checked before any kernel indexes them (graphs come from files)."""
+    if cell not in CELLS:
+        raise InvalidArgumentError(f"RNNSequence: unknown cell {cell!r}; expected one of {sorted(CELLS)}")
+    if z.ndim != 3 or R.ndim != 2 or h0.ndim != 2 or c0.ndim != 2 or rb.ndim != 1 or mask.ndim != 2:
+        raise InvalidArgumentError("RNNSequence: expected z of rank 3, R, h0, c0 and mask of rank 2, rb of rank 1")
+    batch, steps, width = z.shape
+    units = R.shape[0]
+    gates = CELLS[cell]
+    dtypes = {a.dtype for a in (z, R, rb, h0, c0)}
+    if len(dtypes) != 1 or z.dtype not in (np.float32, np.float64):
+        raise InvalidArgumentError(f"RNNSequence: inputs must all be float32 or all float64, got "
+                                   f"{sorted(map(str, dtypes))}")
+    expected = {"R": (units, gates * units), "h0": (batch, units), "mask": (batch, steps),
+                "rb": (gates * units,) if cell == "gru" else (0,),
+                "c0": (batch, units) if cell == "lstm" else (batch, 0)}
+    actual = {"R": R.shape, "h0": h0.shape, "mask": mask.shape, "rb": rb.shape, "c0": c0.shape}
+    if width != gates * units:
+        raise InvalidArgumentError(f"RNNSequence: z has {width} columns; a {cell} cell of {units} units needs "
+                                   f"{gates * units}")
+    for name, shape in expected.items():
+        if tuple(actual[name]) != shape:
+            raise InvalidArgumentError(f"RNNSequence: {name} has shape {tuple(actual[name])}, expected {shape}")
+    if mask.dtype != np.bool_:
+        raise InvalidArgumentError(f"RNNSequence: mask must be bool, got {mask.dtype}")
+    return batch, steps, units, gates
+
+
+def _step_index(t, steps, go_backwards):
+    return steps - 1 - t if go_backwards else t
+
+
+def _reserve_width(cell, units):
+    """Per step and row, what the forward keeps for the backward: LSTM [i, f, g, o, tanh(c)],
+    GRU [z, r, hh, h_prev @ R_h + rb_h], GRU v1 [z, r, hh, r * h_prev], SimpleRNN nothing (h itself)."""
+    return {"lstm": 5, "gru": 4, "gru_v1": 4, "simple": 0}[cell] * units
+
+
+@register_op("RNNSequence", num_outputs=3)
+def _rnn_sequence_fwd(z, R, rb, h0, c0, mask, cell, go_backwards):
+    batch, steps, units, gates = _check(z, R, rb, h0, c0, mask, cell)
+    with np.errstate(over="ignore"):  # exp(-x) overflows to inf for very negative x: sigmoid is then 0
+        return _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, gates)
+
+
+def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, gates):
+    """The loop over the steps. Sigmoid gates are computed as 1 / (1 + exp(-x)): the recurrent product is taken
+    with -R, so that numpy's exp applies directly to the negated pre-activations and a kernel finishes them."""
+    K = _kernels()
+    dtype = z.dtype
+    U = units
+    H = np.empty((batch, steps, U), dtype)
+    C = np.empty((batch, steps, U if cell == "lstm" else 0), dtype)
+    reserve = np.empty((steps, batch, _reserve_width(cell, U)), dtype)
+    rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product (negated where sigmoids follow)
+    tmp = np.empty((batch, U), dtype)
+    neg_R = np.negative(R)
+    h_prev, c_prev = h0, c0
+    if cell == "gru_v1":
+        neg_R_zr, R_h = np.ascontiguousarray(neg_R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
+    for t in range(steps):
+        s = _step_index(t, steps, go_backwards)
+        zt, m, saved = z[:, s], mask[:, s], reserve[t]
+        if cell == "lstm":
+            act = saved[:, :4 * U]
+            np.matmul(h_prev, neg_R, out=act)
+            np.subtract(act, zt, out=act)                   # -(pre-activations)
+            np.tanh(act[:, 2 * U:3 * U], out=tmp)            # -g
+            np.exp(act, out=act)
+            K.lstm_state(act, tmp, c_prev, m, C[:, t])
+            np.tanh(C[:, t], out=saved[:, 4 * U:])
+            K.lstm_output(act, saved[:, 4 * U:], h_prev, m, H[:, t])
+            c_prev = C[:, t]
+        elif cell == "gru":
+            np.matmul(h_prev, neg_R, out=rec)
+            rec -= rb
+            np.subtract(rec[:, :2 * U], zt[:, :2 * U], out=saved[:, :2 * U])
+            np.exp(saved[:, :2 * U], out=saved[:, :2 * U])
+            K.gru_candidate(zt, rec, saved)
+            np.tanh(saved[:, 2 * U:3 * U], out=saved[:, 2 * U:3 * U])
+            K.gru_state(saved, h_prev, m, H[:, t])
+        elif cell == "gru_v1":
+            np.matmul(h_prev, neg_R_zr, out=rec[:, :2 * U])
+            np.subtract(rec[:, :2 * U], zt[:, :2 * U], out=saved[:, :2 * U])
+            np.exp(saved[:, :2 * U], out=saved[:, :2 * U])
+            K.gru_v1_gates(saved, h_prev)
+            np.matmul(saved[:, 3 * U:], R_h, out=tmp)
+            np.add(zt[:, 2 * U:], tmp, out=saved[:, 2 * U:3 * U])
+            np.tanh(saved[:, 2 * U:3 * U], out=saved[:, 2 * U:3 * U])
+            K.gru_state(saved, h_prev, m, H[:, t])
+        else:
+            np.matmul(h_prev, R, out=rec)
+            rec += zt
+            np.tanh(rec, out=rec)
+            K.masked_state(rec, h_prev, m, H[:, t])
+        h_prev = H[:, t]
+    return H, C, reserve
+
+
+@register_op("RNNSequenceGrad", num_outputs=5)
+def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, go_backwards):
+    batch, steps, units, gates = _check(z, R, rb, h0, c0, mask, cell)
+    state_shape = (batch, steps, units)
+    cell_state_shape = (batch, steps, units if cell == "lstm" else 0)
+    reserve_shape = (steps, batch, _reserve_width(cell, units))
+    for name, a, shape in (("H", H, state_shape), ("dH", dH, state_shape), ("C", C, cell_state_shape),
+                           ("dC", dC, cell_state_shape), ("reserve", reserve, reserve_shape)):
+        if a.shape != shape or a.dtype != z.dtype:
+            raise InvalidArgumentError(f"RNNSequenceGrad: {name} has shape {a.shape} ({a.dtype}), expected {shape} "
+                                       f"({z.dtype})")
+    K = _kernels()
+    dtype = z.dtype
+    dZ = np.empty((batch, steps, gates * units), dtype)      # in processing order
+    dRec = np.empty_like(dZ) if cell == "gru" else dZ        # cotangent of h @ R (+ rb) per step
+    drec_h = np.zeros((batch, units), dtype)
+    dh_pass = np.zeros((batch, units), dtype)
+    dc_carry = np.zeros((batch, units if cell == "lstm" else 0), dtype)
+    RT = np.ascontiguousarray(R.T)
+    if cell == "gru_v1":
+        R_zrT = np.ascontiguousarray(R[:, :2 * units].T)
+        R_hT = np.ascontiguousarray(R[:, 2 * units:].T)
+        d_rh = np.empty((batch, units), dtype)
+    for t in range(steps - 1, -1, -1):
+        s = _step_index(t, steps, go_backwards)
+        m = mask[:, s]
+        h_prev = H[:, t - 1] if t else h0
+        if cell == "lstm":
+            c_prev = C[:, t - 1] if t else c0
+            K.lstm_backward(dH[:, t], dC[:, t], drec_h, dh_pass, dc_carry, reserve[t], reserve[t, :, 4 * units:],
+                            c_prev, m, dZ[:, t])
+            np.matmul(dZ[:, t], RT, out=drec_h)
+        elif cell == "gru":
+            K.gru_backward(dH[:, t], drec_h, dh_pass, reserve[t], h_prev, m, dZ[:, t], dRec[:, t])
+            np.matmul(dRec[:, t], RT, out=drec_h)
+        elif cell == "gru_v1":
+            K.gru_v1_backward_state(dH[:, t], drec_h, dh_pass, reserve[t], h_prev, m, dZ[:, t])
+            np.matmul(dZ[:, t, 2 * units:], R_hT, out=d_rh)
+            K.gru_v1_backward_gates(d_rh, dh_pass, reserve[t], h_prev, m, dZ[:, t])
+            np.matmul(dZ[:, t, :2 * units], R_zrT, out=drec_h)
+        else:
+            K.simple_backward(dH[:, t], drec_h, dh_pass, H[:, t], m, dZ[:, t])
+            np.matmul(dZ[:, t], RT, out=drec_h)
+    dh0 = drec_h + dh_pass
+    dc0 = dc_carry
+    H_prev = np.concatenate([h0[:, None], H[:, :-1]], axis=1).reshape(-1, units)
+    flat = dRec.reshape(-1, gates * units)
+    if cell == "gru_v1":
+        rh = np.ascontiguousarray(reserve[:, :, 3 * units:].transpose(1, 0, 2)).reshape(-1, units)
+        dR = np.concatenate([H_prev.T @ flat[:, :2 * units], rh.T @ flat[:, 2 * units:]], axis=1)
+    else:
+        dR = H_prev.T @ flat
+    drb = flat.sum(axis=0) if cell == "gru" else np.zeros((0,), dtype)
+    dz = dZ[:, ::-1] if go_backwards else dZ
+    return np.ascontiguousarray(dz), dR, drb, dh0, dc0
+
+
+@register_batching_rule("RNNSequence")
+def _rnn_sequence_rows(op, batched):
+    """Row b of H and C depends on row b of z, h0, c0 and mask only, while the weights R and rb are constants;
+    the reserve is step-major."""
+    rows = not batched[1] and not batched[2]
+    return rows, rows, False
+
+
+def _zeros_if_none(g, like):
+    return array_ops.zeros_like(like) if g is None else g
+
+
+@_PerSliceGradient("RNNSequence")
+def _rnn_sequence_grad(op, dH, dC, _d_reserve):
+    z, R, rb, h0, c0, mask = op.inputs
+    H, C, reserve = op.outputs
+    dz, dR, drb, dh0, dc0 = execute(
+        "RNNSequenceGrad", (z, R, rb, h0, c0, mask, H, C, reserve, _zeros_if_none(dH, H), _zeros_if_none(dC, C)),
+        dict(op.attrs))
+    return dz, dR, drb, dh0, dc0, None
+
+
+@_PerSliceGradient("RNNSequenceGrad")
+def _rnn_sequence_grad_grad(op, *cotangents):
+    """Differentiates the backward written with ordinary ops. H, C and the reserve get no cotangent: they
+    are functions of z, R, rb, h0 and c0, which receive the whole derivative."""
+    from ..backprop import GradientTape  # backprop sits above ops
+    z, R, rb, h0, c0, mask, _H, _C, _reserve, dH, dC = op.inputs
+    attrs = op.attrs
+    sources = [z, R, rb, h0, c0, dH, dC]
+    with GradientTape(watch_accessed_variables=False) as outer:
+        outer.watch(sources)
+        with GradientTape(watch_accessed_variables=False) as inner:
+            inner.watch([z, R, rb, h0, c0])
+            H, C = sequence_by_steps(z, R, rb, h0, c0, mask, attrs["cell"], attrs["go_backwards"])
+        firsts = inner.gradient([H, C], [z, R, rb, h0, c0], output_gradients=[dH, dC])
+        total = None
+        for g, cot in zip(firsts, cotangents):
+            if g is None or cot is None:
+                continue
+            term = reduction_ops.reduce_sum(math_ops.multiply(g, cot))
+            total = term if total is None else math_ops.add(total, term)
+    if total is None:
+        return [None] * 11
+    grads = outer.gradient(total, sources)
+    dz, dR, drb, dh0, dc0, ddH, ddC = grads
+    return [dz, dR, drb, dh0, dc0, None, None, None, None, ddH, ddC]
+
+
+# ------------------------------------------------------------------ the same recurrence, step by step ---
+def _step(cell, zt, R, rb, h, c, units):
+    """One step of ``cell`` with ordinary ops: (h, c)."""
+    M = math_ops
+    if cell == "lstm":
+        pre = M.add(zt, M.matmul(h, R))
+        i, f, g, o = (pre[:, k * units:(k + 1) * units] for k in range(4))
+        i, f, o = nn_ops.sigmoid(i), nn_ops.sigmoid(f), nn_ops.sigmoid(o)
+        c = M.add(M.multiply(f, c), M.multiply(i, M.tanh(g)))
+        return M.multiply(o, M.tanh(c)), c
+    if cell == "simple":
+        return M.tanh(M.add(zt, M.matmul(h, R))), c
+    x_z, x_r, x_h = (zt[:, k * units:(k + 1) * units] for k in range(3))
+    if cell == "gru":
+        rec = M.add(M.matmul(h, R), rb)
+        z = nn_ops.sigmoid(M.add(x_z, rec[:, :units]))
+        r = nn_ops.sigmoid(M.add(x_r, rec[:, units:2 * units]))
+        hh = M.tanh(M.add(x_h, M.multiply(r, rec[:, 2 * units:])))
+    else:
+        rec = M.matmul(h, R[:, :2 * units])
+        z = nn_ops.sigmoid(M.add(x_z, rec[:, :units]))
+        r = nn_ops.sigmoid(M.add(x_r, rec[:, units:]))
+        hh = M.tanh(M.add(x_h, M.matmul(M.multiply(r, h), R[:, 2 * units:])))
+    return M.add(M.multiply(z, h), M.multiply(M.subtract(1.0, z), hh)), c
+
+
+def sequence_by_steps(z, R, rb, h0, c0, mask, cell, go_backwards):
+    """(H, C) of RNNSequence, written with ordinary ops one step at a time."""
+    steps = z._value.shape[1]
+    units = R._value.shape[0]
+    h, c = h0, c0
+    hs, cs = [], []
+    for t in range(steps):
+        s = _step_index(t, steps, go_backwards)
+        m = array_ops.expand_dims(mask[:, s], -1)
+        h_new, c_new = _step(cell, z[:, s], R, rb, h, c, units)
+        h = array_ops.where(m, h_new, h)
+        if cell == "lstm":
+            c = array_ops.where(m, c_new, c)
+        hs.append(h)
+        cs.append(c)
+    return array_ops.stack(hs, axis=1), array_ops.stack(cs, axis=1)
+
+
+def rnn_sequence(z, recurrent_kernel, h0, cell, c0=None, recurrent_bias=None, mask=None, go_backwards=False):
+    """(states of every step, cell states of every step) of ``cell`` over input projections ``z``.
+
+    Returns H (batch, steps, units) and C (batch, steps, units for an LSTM, else 0), in processing order.
+    """
+    z = to_tensor(z)
+    R = math_ops.cast(to_tensor(recurrent_kernel), z.dtype)
+    h0 = math_ops.cast(to_tensor(h0), z.dtype)
+    batch, steps = z._value.shape[:2]
+    dtype = z._value.dtype
+    c0 = array_ops.zeros((batch, 0), dtype.name) if c0 is None else math_ops.cast(to_tensor(c0), z.dtype)
+    rb = array_ops.zeros((0,), dtype.name) if recurrent_bias is None else math_ops.cast(
+        to_tensor(recurrent_bias), z.dtype)
+    mask = array_ops.ones((batch, steps), "bool") if mask is None else math_ops.cast(to_tensor(mask), "bool")
+    H, C, _ = execute("RNNSequence", (z, R, rb, h0, c0, mask), {"cell": cell, "go_backwards": bool(go_backwards)})
+    return H, C

@@ -1,0 +1,324 @@
+"""RaggedTensor: rows of different lengths, held as flat values and row splits.
+
+``values`` is a Tensor (or, for more than one ragged dimension, another RaggedTensor) holding every
+row's items back to back; ``row_splits`` (int64, length nrows + 1, starting at 0, non-decreasing) says
+where each row starts and ends: row i is ``values[row_splits[i]:row_splits[i + 1]]``. Operations act on
+the flat values with ordinary ops, so gradients flow through ``.values`` into whatever made them. The
+row partition is structure (numpy arrays behind int64 Tensors), fixed when a function is traced.
+"""
+import numpy as np
+
+from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
+from ..framework.tensor import Tensor
+from ..framework.tensor_shape import TensorShape
+from ..ops import array_ops, math_ops
+from ..ops.common import is_tensor_like, to_tensor
+
+
+def _int_vector(value, what):
+    v = np.asarray(to_tensor(value)._value if is_tensor_like(value) else value)
+    if v.ndim != 1 or (v.size and v.dtype.kind not in "iu"):
+        raise InvalidArgumentError(f"{what} must be a vector of integers, got {v.dtype} of shape {list(v.shape)}")
+    return v.astype(np.int64)
+
+
+def _nrows_of(values):
+    return values.nrows_static() if isinstance(values, RaggedTensor) else values._value.shape[0]
+
+
+class RaggedTensor:
+    """Construct with the ``from_*`` class methods or ``tf.ragged.constant``."""
+
+    def __init__(self, values, row_splits, internal=False):
+        if not internal:
+            raise ValueError("RaggedTensor constructor is private; please use one of the factory methods "
+                             "instead (e.g., RaggedTensor.from_row_lengths())")
+        self._values = values
+        self._splits = row_splits       # numpy int64
+
+    # ------------------------------------------------------------------ factories ---
+    @classmethod
+    def from_row_splits(cls, values, row_splits, name=None, validate=True):
+        values = values if isinstance(values, RaggedTensor) else to_tensor(values)
+        if not isinstance(values, RaggedTensor) and values._value.ndim == 0:
+            raise ValueError("values must have rank >= 1")
+        splits = _int_vector(row_splits, "row_splits")
+        if validate:
+            n = _nrows_of(values)
+            if splits.size == 0 or splits[0] != 0 or np.any(np.diff(splits) < 0) or splits[-1] != n:
+                raise InvalidArgumentError(
+                    f"Arguments to from_row_splits do not form a valid RaggedTensor: row_splits must start with 0, "
+                    f"be sorted in ascending order and end with the number of values ({n}); got {splits.tolist()}")
+        return cls(values, splits, internal=True)
+
+    @classmethod
+    def from_row_lengths(cls, values, row_lengths, name=None, validate=True):
+        lengths = _int_vector(row_lengths, "row_lengths")
+        if validate and np.any(lengths < 0):
+            raise InvalidArgumentError(f"Arguments to from_row_lengths do not form a valid RaggedTensor: "
+                                       f"row_lengths must be non-negative, got {lengths.tolist()}")
+        return cls.from_row_splits(values, np.concatenate([[0], np.cumsum(lengths)]), validate=validate)
+
+    @classmethod
+    def from_value_rowids(cls, values, value_rowids, nrows=None, name=None, validate=True):
+        rowids = _int_vector(value_rowids, "value_rowids")
+        if validate and (np.any(np.diff(rowids) < 0) or (rowids.size and rowids[0] < 0)):
+            raise InvalidArgumentError(f"Arguments to from_value_rowids do not form a valid RaggedTensor: "
+                                       f"value_rowids must be sorted and non-negative, got {rowids.tolist()}")
+        n = (int(rowids[-1]) + 1 if rowids.size else 0) if nrows is None else int(np.asarray(
+            to_tensor(nrows)._value if is_tensor_like(nrows) else nrows))
+        if validate and rowids.size and rowids[-1] >= n:
+            raise InvalidArgumentError(f"Arguments to from_value_rowids do not form a valid RaggedTensor: "
+                                       f"value_rowids {rowids.tolist()} refer to rows beyond nrows={n}")
+        return cls.from_row_lengths(values, np.bincount(rowids, minlength=n), validate=validate)
+
+    @classmethod
+    def from_nested_row_splits(cls, flat_values, nested_row_splits, name=None, validate=True):
+        result = flat_values
+        for splits in reversed(list(nested_row_splits)):
+            result = cls.from_row_splits(result, splits, validate=validate)
+        return result
+
+    @classmethod
+    def from_nested_row_lengths(cls, flat_values, nested_row_lengths, name=None, validate=True):
+        result = flat_values
+        for lengths in reversed(list(nested_row_lengths)):
+            result = cls.from_row_lengths(result, lengths, validate=validate)
+        return result
+
+    @classmethod
+    def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None):
+        """Rows of a dense tensor, cut to ``lengths`` (or before trailing ``padding``), ragged rank 1."""
+        t = to_tensor(tensor)
+        if ragged_rank != 1:
+            raise NotImplementedError("RaggedTensor.from_tensor: only ragged_rank=1 is supported by tapeflow")
+        n, m = t._value.shape[:2]
+        if lengths is not None:
+            lengths = _int_vector(lengths, "lengths")
+        elif padding is not None:
+            pad = np.asarray(to_tensor(padding, dtype=t.dtype)._value)
+            is_pad = np.all((t._value == pad).reshape(n, m, -1), axis=2)
+            lengths = np.array([m - int(np.argmin(row[::-1])) if not row.all() else 0 for row in is_pad], np.int64)
+        else:
+            lengths = np.full(n, m, np.int64)
+        keep = np.arange(m)[None, :] < np.minimum(lengths, m)[:, None]
+        flat = array_ops.reshape(t, (n * m,) + t._value.shape[2:])
+        values = array_ops.gather(flat, Tensor(np.flatnonzero(keep.ravel())))
+        return cls.from_row_lengths(values, np.minimum(lengths, m))
+
+    # ----------------------------------------------------------------- structure ---
+    @property
+    def values(self):
+        return self._values
+
+    @property
+    def row_splits(self):
+        return Tensor(self._splits)
+
+    @property
+    def flat_values(self):
+        v = self._values
+        while isinstance(v, RaggedTensor):
+            v = v._values
+        return v
+
+    @property
+    def nested_row_splits(self):
+        splits, rt = [], self
+        while isinstance(rt, RaggedTensor):
+            splits.append(Tensor(rt._splits))
+            rt = rt._values
+        return tuple(splits)
+
+    @property
+    def ragged_rank(self):
+        return 1 + (self._values.ragged_rank if isinstance(self._values, RaggedTensor) else 0)
+
+    @property
+    def dtype(self):
+        return self.flat_values.dtype
+
+    @property
+    def shape(self):
+        inner = self._values.shape
+        return TensorShape([self.nrows_static(), None] + list(inner)[1:])
+
+    def get_shape(self):
+        return self.shape
+
+    @property
+    def row_splits_dtype(self):
+        return dtypes.int64
+
+    def nrows_static(self):
+        return len(self._splits) - 1
+
+    def nrows(self, out_type=None, name=None):
+        return Tensor(np.asarray(self.nrows_static(), dtypes.as_dtype(out_type or dtypes.int64)._np))
+
+    def _lengths(self):
+        return np.diff(self._splits)
+
+    def row_lengths(self, axis=1, name=None):
+        """The lengths of the rows along ``axis`` (1: this tensor's rows; deeper: ragged, per row)."""
+        rank = self.shape.rank
+        axis = axis + rank if axis < 0 else axis
+        if axis == 1:
+            return Tensor(self._lengths())
+        if axis > 1 and isinstance(self._values, RaggedTensor):
+            return self.with_values(self._values.row_lengths(axis - 1))
+        raise ValueError(f"row_lengths: axis {axis} is not a ragged axis of a tensor of shape {self.shape}")
+
+    def row_starts(self, name=None):
+        return Tensor(self._splits[:-1])
+
+    def row_limits(self, name=None):
+        return Tensor(self._splits[1:])
+
+    def _rowids(self):
+        return np.repeat(np.arange(self.nrows_static(), dtype=np.int64), self._lengths())
+
+    def value_rowids(self, name=None):
+        return Tensor(self._rowids())
+
+    def with_values(self, new_values):
+        return RaggedTensor.from_row_splits(new_values, self._splits, validate=True)
+
+    def with_flat_values(self, new_values):
+        if isinstance(self._values, RaggedTensor):
+            return self.with_values(self._values.with_flat_values(new_values))
+        return self.with_values(new_values)
+
+    # --------------------------------------------------------------- conversions ---
+    def to_tensor(self, default_value=None, name=None, shape=None):
+        """The dense tensor, rows padded with ``default_value`` (zero by default) to the longest row.
+
+        Built with ops (a scatter of the values), so gradients reach the values."""
+        values = self._values.to_tensor(default_value) if isinstance(self._values, RaggedTensor) else self._values
+        lengths = self._lengths()
+        n = self.nrows_static()
+        width = int(lengths.max()) if n and lengths.size else 0
+        inner = tuple(values._value.shape[1:])
+        positions = self._rowids() * width + (np.arange(len(self._rowids())) - self._splits[:-1][self._rowids()])
+        dense = array_ops.unsorted_segment_sum(values, Tensor(positions), n * width)
+        if default_value is not None:
+            fill = np.ones(n * width, bool)
+            fill[positions] = False
+            default = to_tensor(default_value, dtype=values.dtype)
+            mask = Tensor(fill.reshape((n * width,) + (1,) * len(inner)))
+            dense = array_ops.where(mask, array_ops.broadcast_to(default, (n * width,) + inner), dense)
+        dense = array_ops.reshape(dense, (n, width) + inner)
+        if shape is not None:
+            dense = _fit_to_shape(dense, shape, default_value)
+        return dense
+
+    def to_list(self):
+        values = self._values.to_list() if isinstance(self._values, RaggedTensor) else self._values._value.tolist()
+        return [values[a:b] for a, b in zip(self._splits[:-1], self._splits[1:])]
+
+    def numpy(self):
+        """An object array of the rows (numpy arrays), as TensorFlow's eager RaggedTensor.numpy()."""
+        rows = [self[i] for i in range(self.nrows_static())]
+        out = np.empty(len(rows), dtype=object)
+        for i, row in enumerate(rows):
+            out[i] = row.numpy()
+        return out
+
+    # ------------------------------------------------------------------- indexing ---
+    def __getitem__(self, key):
+        if isinstance(key, tuple):
+            if not key:
+                return self
+            head = self[key[0]]
+            rest = key[1:]
+            if not rest:
+                return head
+            if isinstance(key[0], slice):
+                raise NotImplementedError("RaggedTensor indexing: a slice followed by more indices is not "
+                                          "supported by tapeflow")
+            return head[rest if len(rest) > 1 else rest[0]]
+        if isinstance(key, slice):
+            if key.step not in (None, 1):
+                raise NotImplementedError("RaggedTensor indexing: slices with a step are not supported by tapeflow")
+            start, stop, _ = key.indices(self.nrows_static())
+            stop = max(start, stop)
+            lo, hi = int(self._splits[start]), int(self._splits[stop])
+            return RaggedTensor.from_row_splits(self._values[lo:hi], self._splits[start:stop + 1] - lo)
+        index = int(key)
+        n = self.nrows_static()
+        if not -n <= index < n:
+            raise InvalidArgumentError(f"RaggedTensor index {index} is out of bounds for {n} rows")
+        index %= n
+        return self._values[int(self._splits[index]):int(self._splits[index + 1])]
+
+    # ------------------------------------------------------------------ arithmetic ---
+    def _map(self, fn, other=None):
+        if other is None:
+            return self.with_flat_values(fn(self.flat_values))
+        if isinstance(other, RaggedTensor):
+            mine, theirs = self.nested_row_splits, other.nested_row_splits
+            if len(mine) != len(theirs) or any(not np.array_equal(a._value, b._value) for a, b in zip(mine, theirs)):
+                raise InvalidArgumentError("Ragged tensors in an elementwise operation must have the same row "
+                                           "partitions")
+            return self.with_flat_values(fn(self.flat_values, other.flat_values))
+        other = to_tensor(other) if is_tensor_like(other) else other
+        if is_tensor_like(other) and to_tensor(other)._value.ndim > 0:
+            raise NotImplementedError("tapeflow: a RaggedTensor combines elementwise with a scalar or a "
+                                      "RaggedTensor of the same row partitions")
+        return self.with_flat_values(fn(self.flat_values, other))
+
+    def __add__(self, other):
+        return self._map(math_ops.add, other)
+
+    def __radd__(self, other):
+        return self._map(lambda a, b: math_ops.add(b, a), other)
+
+    def __sub__(self, other):
+        return self._map(math_ops.subtract, other)
+
+    def __rsub__(self, other):
+        return self._map(lambda a, b: math_ops.subtract(b, a), other)
+
+    def __mul__(self, other):
+        return self._map(math_ops.multiply, other)
+
+    def __rmul__(self, other):
+        return self._map(lambda a, b: math_ops.multiply(b, a), other)
+
+    def __truediv__(self, other):
+        return self._map(math_ops.truediv, other)
+
+    def __pow__(self, other):
+        return self._map(math_ops.pow, other)
+
+    def __neg__(self):
+        return self._map(math_ops.negative)
+
+    def __bool__(self):
+        raise TypeError("The truth value of a RaggedTensor is ambiguous")
+
+    # --------------------------------------------------------------- reductions ---
+    def _reduce_composite(self, op_type, axis, keepdims):
+        """tf.reduce_sum / reduce_mean / reduce_max / reduce_min over a RaggedTensor of ragged rank 1."""
+        from . import ragged_math
+        return ragged_math.reduce(self, op_type, axis, keepdims)
+
+    # ------------------------------------------------------------------- printing ---
+    def __repr__(self):
+        return f"<tf.RaggedTensor {self.to_list()!r}>"
+
+    __str__ = __repr__
+
+
+def _fit_to_shape(dense, shape, default_value):
+    """Crops or pads a dense result to ``shape`` (None entries keep the size)."""
+    target = [d for d in (shape.as_list() if hasattr(shape, "as_list") else shape)]
+    current = dense._value.shape
+    key = tuple(slice(0, t) if t is not None else slice(None) for t in target)
+    dense = dense[key]
+    pads = [[0, max(0, (t if t is not None else c) - min(c, t if t is not None else c))]
+            for t, c in zip(target, current)]
+    if any(p[1] for p in pads):
+        dense = array_ops.pad(dense, pads, constant_values=0 if default_value is None else default_value)
+    return dense

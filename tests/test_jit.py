@@ -1,0 +1,343 @@
+"""tf.function(jit_compile=True): compiled results equal the replayed function's (to float32
+rounding: bit for bit for arithmetic), for every lowered op, for graphs mixing lowered ops and
+calls, for gradient graphs and stateful graphs; kernels are cached on disk by source hash."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.jit.lowering import ELEMENTWISE
+
+rng = np.random.default_rng(3)
+
+
+def both(fn, *args, **kwargs):
+    """(replayed, compiled) results of ``fn`` traced as tf.function, as numpy arrays."""
+    plain = tf.function(fn, **kwargs)(*args)
+    compiled = tf.function(fn, jit_compile=True, **kwargs)(*args)
+    flat = lambda out: [t.numpy() for t in tf.nest.flatten(out)]   # noqa: E731
+    return flat(plain), flat(compiled)
+
+
+def compiled_segments(fn, *args):
+    f = tf.function(fn, jit_compile=True)
+    f(*args)
+    return f.get_concrete_function(*args).compiled()
+
+
+def floats(*shape, dtype=np.float32, scale=1.0):
+    return tf.constant((rng.normal(size=shape) * scale).astype(dtype))
+
+
+# Each lowered elementwise op through its public function, on inputs in its domain.
+UNARY = {
+    "Neg": tf.negative, "Abs": tf.abs, "Square": tf.square, "Identity": tf.identity, "Exp": tf.exp,
+    "Log": lambda x: tf.math.log(tf.abs(x) + 0.1), "Sqrt": lambda x: tf.sqrt(tf.abs(x)), "Sin": tf.sin,
+    "Cos": tf.cos, "Tanh": tf.tanh, "Sigmoid": tf.sigmoid, "Relu": tf.nn.relu,
+    "Cast": lambda x: tf.cast(tf.cast(x, tf.float64) * 1.5, tf.float32),
+    "BroadcastTo": lambda x: tf.broadcast_to(x, [2, 4, 5]),
+    "Elu": tf.nn.elu, "LeakyRelu": lambda x: tf.nn.leaky_relu(x, 0.3),
+}
+BINARY = {"AddV2": tf.add, "Sub": tf.subtract, "Mul": tf.multiply, "RealDiv": tf.divide}
+
+
+def test_every_lowered_elementwise_op_is_tested():
+    covered = set(UNARY) | set(BINARY) | {"TanhGrad", "SigmoidGrad", "ReluGrad", "EluGrad", "LeakyReluGrad"}
+    assert covered == set(ELEMENTWISE)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elementwise_ops_fused_match_the_replay(dtype):
+    x = floats(4, 5, dtype=dtype)
+    y = floats(4, 5, dtype=dtype)
+    row = floats(5, dtype=dtype)
+    column = floats(4, 1, dtype=dtype)
+
+    def f(x, y, row, column):
+        outs = [fn(x) for fn in UNARY.values()]
+        outs += [fn(x, y) for fn in BINARY.values()]
+        outs += [fn(x, row) for fn in BINARY.values()]           # broadcast along rows
+        outs += [fn(column, x) for fn in BINARY.values()]        # and columns
+        return outs
+
+    replayed, compiled = both(f, x, y, row, column)
+    names = list(UNARY) + list(BINARY) * 3
+    for name, a, b in zip(names, replayed, compiled):
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        if name in ("Exp", "Log", "Sqrt", "Sin", "Cos", "Tanh", "Sigmoid", "Elu"):
+            np.testing.assert_array_max_ulp(a, b, maxulp=2)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=name)
+    program = compiled_segments(f, x, y, row, column)
+    assert len(program.segments) == 1                           # one kernel for the whole graph
+
+
+def test_sums_fold_into_the_loops_that_compute_their_inputs():
+    x = floats(3, 4, 5)
+
+    def f(x):
+        y = tf.tanh(x) * 2.0
+        outs = [tf.reduce_sum(y, axis=axes, keepdims=keep) for axes in (0, 1, -1, [0, 2], [0, 1, 2])
+                for keep in (False, True)]
+        row_sums = tf.reduce_sum(y, axis=-1, keepdims=True)
+        return outs + [y - row_sums / 5.0]              # a loop reading a sum starts after it
+
+    replayed, compiled = both(f, x)
+    for a, b in zip(replayed, compiled):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    program = compiled_segments(f, x)
+    kinds = [kind for seg in program.segments for _, kind in seg.nodes]
+    assert kinds.count("reduce") == 10 and len(program.segments) == 1     # row_sums is merged by CSE
+    assert program.source.count("for j0 in range(") == 3    # x with its ten sums; row_sums / 5; y - that
+
+
+def test_activation_gradients_compile_and_match():
+    x = floats(3, 7)
+
+    def f(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.reduce_sum(tf.tanh(x) * tf.sigmoid(x) + tf.nn.relu(x) * x + tf.nn.elu(x) * x
+                              + tf.nn.leaky_relu(x, 0.2) * x)
+        return tape.gradient(y, x)
+
+    (a,), (b,) = both(f, x)
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    program = compiled_segments(f, x)
+    kinds = [kind for seg in program.segments for _, kind in seg.nodes]
+    assert kinds.count("elementwise") >= 14
+    assert {"EluGrad", "LeakyReluGrad", "TanhGrad", "SigmoidGrad", "ReluGrad"} <= {
+        program.graph.nodes[k][0] for seg in program.segments for k, _ in seg.nodes}
+
+
+def test_special_values_follow_the_ops():
+    x = tf.constant([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, -1.0], tf.float32)
+    z = tf.constant([0.0, 0.0, 1.0, 0.0, -0.0, 0.0, 0.0], tf.float32)
+
+    def f(x, z):
+        return (x / z, tf.math.log(x), tf.nn.relu(x), tf.sqrt(x), x * z, tf.sigmoid(x), tf.exp(x) - x)
+
+    with np.errstate(invalid="ignore"):            # inf * 0 and inf - inf warn in numpy's Mul and Sub
+        replayed, compiled = both(f, x, z)
+    for a, b in zip(replayed, compiled):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+        np.testing.assert_array_max_ulp(np.nan_to_num(a), np.nan_to_num(b), maxulp=2)   # exp: the last bit
+
+
+def test_matmuls_with_transposes_and_the_mlp_step():
+    x = floats(16, 8)
+    w1 = tf.Variable(floats(8, 12).numpy())
+    b1 = tf.Variable(floats(12).numpy())
+    w2 = tf.Variable(floats(12, 3).numpy())
+    labels = tf.constant(rng.integers(0, 3, 16))
+
+    def f(x):
+        with tf.GradientTape() as tape:
+            h = tf.nn.relu(x @ w1 + b1)
+            logits = tf.matmul(h, w2) + tf.matmul(x, tf.ones([8, 3]))
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+        return [loss] + tape.gradient(loss, [w1, b1, w2]) + [tf.matmul(x, x, transpose_a=True),
+                                                             tf.matmul(x, x, transpose_b=True)]
+
+    replayed, compiled = both(f, x)
+    for a, b in zip(replayed, compiled):
+        np.testing.assert_allclose(a, b, rtol=2e-6, atol=1e-6)
+    kinds = [kind for seg in compiled_segments(f, x).segments for _, kind in seg.nodes]
+    assert kinds.count("elementwise") >= 3      # bias adds, relu and its gradient fused between the matmuls
+
+
+# Ops without a lowering: the graph splits into kernels and calls, results unchanged.
+LIBRARY = [
+    lambda x: tf.reduce_sum(tf.exp(x), axis=1) * 2.0,
+    lambda x: tf.nn.softmax(x * 3.0) + 1.0,
+    lambda x: tf.concat([tf.tanh(x), x[:, :2] * 2.0], axis=1),
+    lambda x: tf.gather(x * x, [2, 0], axis=1) - 1.0,
+    lambda x: tf.reduce_max(x - tf.reduce_mean(x), axis=0),
+    lambda x: tf.transpose(tf.sin(x)) @ x,
+    lambda x: tf.reshape(tf.exp(x), [-1]) * tf.range(12, dtype=tf.float32),
+    lambda x: tf.where(x > 0, x * 2.0, tf.square(x)),
+    lambda x: tf.math.cumsum(tf.abs(x), axis=1) / 3.0,
+    lambda x: tf.nn.conv1d(tf.reshape(x, [1, 4, 3]) * 2.0, tf.ones([2, 3, 2]), 1, "VALID") + 1.0,
+    lambda x: tf.linalg.inv(tf.matmul(x, x, transpose_a=True) + 3.0 * tf.eye(3)) * 0.5,
+    lambda x: tf.cast(tf.argmax(x, axis=1), tf.float32) + tf.reduce_min(x),
+    lambda x: tf.stack([tf.maximum(x, 0.1), tf.minimum(x, -0.1)]) * x,
+    lambda x: tf.math.reduce_logsumexp(x, axis=0) + tf.nn.log_softmax(x)[0],
+]
+
+
+@pytest.mark.parametrize("index", range(len(LIBRARY)))
+def test_graphs_mixing_kernels_and_calls(index):
+    x = floats(4, 3)
+    (a,), (b,) = both(LIBRARY[index], x)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_hessian_and_hvp_graphs_compile():
+    kernel = tf.Variable(floats(5, 8).numpy())
+    x = floats(6, 5)
+    v = floats(5, 8)
+
+    def hvp(x, v):
+        with tf.GradientTape() as outer:
+            with tf.GradientTape() as inner:
+                loss = tf.reduce_sum(tf.tanh(x @ kernel) ** 2)
+            g = inner.gradient(loss, kernel)
+            gv = tf.reduce_sum(g * v)
+        return outer.gradient(gv, kernel)
+
+    def hessian(x):
+        with tf.GradientTape() as outer:
+            with tf.GradientTape() as inner:
+                loss = tf.reduce_sum(tf.sigmoid(x @ kernel))
+            g = inner.gradient(loss, kernel)
+        return outer.jacobian(g, kernel)
+
+    (a,), (b,) = both(hvp, x, v)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    (a,), (b,) = both(hessian, x)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_a_tape_outside_differentiates_a_compiled_function():
+    x = floats(3, 4)
+    f = tf.function(lambda x: tf.reduce_sum(tf.tanh(x) * x), jit_compile=True)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    g = tape.gradient(y, x).numpy()
+    t = np.tanh(x.numpy())
+    np.testing.assert_allclose(g, t + x.numpy() * (1 - t * t), rtol=1e-5)
+
+
+def test_state_and_side_effects_run_in_order(capsys):
+    v = tf.Variable(np.ones(3, np.float32))
+
+    def step(x):
+        v.assign_add(x * 2.0)
+        tf.print(tf.reduce_sum(v), output_stream=sys.stdout)
+        return v * 3.0 + 1.0
+
+    plain = tf.function(step)
+    compiled = tf.function(step, jit_compile=True)
+    x = tf.constant([1.0, 2.0, 3.0])
+    out_plain = [plain(x).numpy() for _ in range(2)]
+    after_plain = v.numpy().copy()
+    v.assign(np.ones(3, np.float32))
+    out_compiled = [compiled(x).numpy() for _ in range(2)]
+    np.testing.assert_array_equal(np.array(out_plain), np.array(out_compiled))
+    np.testing.assert_array_equal(after_plain, v.numpy())
+    printed = capsys.readouterr().out.split()
+    assert len(printed) == 4 and printed[:2] == printed[2:] == ["15", "27"]
+
+
+def test_scheduling_moves_only_pure_nodes_and_keeps_dependencies():
+    from tapeflow.graph_passes.pass_graph import PassGraph
+    from tapeflow.jit.compiler import _lowerings, schedule
+    v = tf.Variable(floats(4, 3).numpy())
+
+    def step(x):
+        e = tf.exp(x) * 3.0                    # traced first, needed last: moves next to its reader
+        with tf.GradientTape() as tape:
+            y = tf.reduce_sum(tf.tanh(x @ v) * 2.0)
+        g = tape.gradient(y, v)
+        v.assign_sub(g * 0.1)
+        tf.print(y)
+        return tf.exp(tf.reduce_sum(v)) + y + tf.reduce_sum(e)
+
+    x = floats(5, 4)
+    graph = tf.function(step).get_concrete_function(x).graph
+    g = PassGraph.from_func_graph(graph, [(5, 4)])
+    kinds, _ = _lowerings(g, g.static_shapes())
+    order = schedule(g, kinds)
+    assert sorted(order) == list(range(len(g.nodes))) and order != sorted(order)
+    position = {k: i for i, k in enumerate(order)}
+    for k, (_, refs, _, _) in enumerate(g.nodes):
+        assert all(position[r[1]] < position[k] for r in refs if r[0] == "node")
+    impure = [k for k in range(len(g.nodes)) if not g.is_pure(k)]
+    assert sorted(impure, key=position.get) == impure
+
+
+def test_unknown_dimensions_are_specialised_per_shape():
+    f = tf.function(lambda x: tf.tanh(x) * 2.0 + 1.0, jit_compile=True,
+                    input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    for n in (2, 5):
+        x = floats(n, 3)
+        np.testing.assert_allclose(f(x).numpy(), np.tanh(x.numpy()) * 2 + 1, rtol=1e-6, atol=1e-6)
+    assert len(f.traced_concrete_functions()) == 3    # the signature's trace, then one per shape
+
+
+def test_integer_graphs_run_as_calls():
+    x = tf.constant([[1, 2], [3, 4]])
+    (a,), (b,) = both(lambda x: x * 3 + x // 2, x)
+    np.testing.assert_array_equal(a, b)
+    assert compiled_segments(lambda x: x * 3 + x // 2, x).segments == []
+
+
+def test_kernels_are_cached_on_disk_by_source(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np, tapeflow as tf
+        f = tf.function(lambda x: tf.tanh(x) * 1.25 - x, jit_compile=True)
+        x = tf.constant(np.arange(6, dtype=np.float32))
+        print(f(x).numpy().tolist())
+        program = f.get_concrete_function(x).compiled()
+        kernel = program._steps[0][1]
+        print(sum(kernel.stats.cache_hits.values()), sum(kernel.stats.cache_misses.values()))
+    """)
+    env = dict(os.environ, TAPEFLOW_JIT_CACHE=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    (cold_values, cold_stats), (warm_values, warm_stats) = [run.stdout.splitlines() for run in runs]
+    assert cold_values == warm_values
+    assert cold_stats.split() == ["0", "1"] and warm_stats.split() == ["1", "0"]
+    modules = [p for p in os.listdir(tmp_path) if p.startswith("tapeflow_jit_") and p.endswith(".py")]
+    assert len(modules) == 1
+
+
+def test_import_compiles_nothing():
+    done = subprocess.run([sys.executable, "-c", "import sys, tapeflow; print('tapeflow.jit' in sys.modules)"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False"
+
+
+def test_model_compile_jit_compile_trains_as_the_eager_fit():
+    rng_ = np.random.default_rng(0)
+    x = rng_.normal(size=(120, 6)).astype(np.float32)
+    y = rng_.integers(0, 3, 120)
+
+    def fit(jit_compile):
+        tf.keras.utils.set_random_seed(1)
+        model = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(8, activation="relu"),
+                                     tf.keras.layers.Dense(3, activation="softmax")])
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"],
+                      jit_compile=jit_compile)
+        history = model.fit(x, y, batch_size=50, epochs=2, verbose=0, shuffle=False)
+        return model, history.history
+
+    eager, eager_history = fit("auto")
+    compiled, compiled_history = fit(True)
+    assert eager_history == compiled_history
+    for a, b in zip(eager.weights, compiled.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    step = compiled._compiled_train_step
+    assert step.experimental_get_tracing_count() == 2              # batches of 50, then the last 20
+    assert any(c.jit_compile and c.compiled().segments for c in step.traced_concrete_functions())
+    assert compiled.get_compile_config()["jit_compile"] is True
+    assert eager._compiled_train_step is None and eager.get_compile_config()["jit_compile"] is False
+
+
+def test_an_unwritable_cache_directory_falls_back_to_a_private_one(tmp_path, monkeypatch):
+    from tapeflow.jit import module_cache
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("TAPEFLOW_JIT_CACHE", str(blocked / "jit"))
+    module = module_cache.load_module('"""test"""\nVALUE = 41 + 1\n')
+    assert module.VALUE == 42 and not module.__file__.startswith(str(blocked))

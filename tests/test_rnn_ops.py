@@ -1,0 +1,124 @@
+"""The fused RNNSequence op: forward and gradients against the same recurrence written step by step with
+ordinary ops, first and second order against finite differences, and bad inputs."""
+import numpy as np
+import pytest
+
+import tapeflow as tf
+from tapeflow.ops import rnn_ops
+
+from gradcheck import check_gradients, check_jacobian, vjp_fn
+
+CELLS = ["lstm", "gru", "gru_v1", "simple"]
+
+
+def _inputs(cell, batch=2, steps=4, units=3, dtype="float64", seed=0, masked=True):
+    rng = np.random.default_rng(seed)
+    g = rnn_ops.CELLS[cell]
+    z = rng.normal(size=(batch, steps, g * units))
+    R = rng.normal(scale=0.6, size=(units, g * units))
+    rb = rng.normal(size=(g * units,)) if cell == "gru" else np.zeros((0,))
+    h0 = rng.normal(size=(batch, units))
+    c0 = rng.normal(size=(batch, units)) if cell == "lstm" else np.zeros((batch, 0))
+    mask = rng.random((batch, steps)) > 0.3 if masked else np.ones((batch, steps), bool)
+    if masked:
+        mask[0, 0] = False  # a leading masked step: the initial state carries through
+        mask[-1, -1] = False
+    return [a.astype(dtype) for a in (z, R, rb, h0, c0)], mask
+
+
+def _fused(cell, mask, go_backwards):
+    def f(z, R, rb, h0, c0):
+        H, C, _ = rnn_ops.execute("RNNSequence", (z, R, rb, h0, c0, tf.constant(mask)),
+                                  {"cell": cell, "go_backwards": go_backwards})
+        return [H, C]
+    return f
+
+
+def _steps(cell, mask, go_backwards):
+    def f(z, R, rb, h0, c0):
+        return list(rnn_ops.sequence_by_steps(z, R, rb, h0, c0, tf.constant(mask), cell, go_backwards))
+    return f
+
+
+@pytest.mark.parametrize("cell", CELLS)
+@pytest.mark.parametrize("go_backwards", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_equals_step_by_step_forward_and_gradient(cell, go_backwards, dtype):
+    arrays, mask = _inputs(cell, dtype=dtype)
+    tensors = [tf.constant(a) for a in arrays]
+    ct = np.random.default_rng(5).normal(size=(2, 4, 3)).astype(dtype)
+    results = []
+    for f in (_fused(cell, mask, go_backwards), _steps(cell, mask, go_backwards)):
+        with tf.GradientTape() as tape:
+            tape.watch(tensors)
+            H, C = f(*tensors)
+            loss = tf.reduce_sum(H * ct) + tf.reduce_sum(C * C)
+        grads = tape.gradient(loss, tensors)
+        assert H.dtype.name == dtype
+        results.append([H.numpy(), C.numpy()] + [np.zeros(t.shape) if g is None else g.numpy()  # unused rb, c0
+                                                  for g, t in zip(grads, tensors)])
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for fused, stepped in zip(*results):
+        np.testing.assert_allclose(fused, stepped, rtol=tol, atol=tol)
+
+
+def test_masked_steps_carry_the_state():
+    arrays, mask = _inputs("lstm")
+    H, C = _fused("lstm", mask, False)(*[tf.constant(a) for a in arrays])
+    H, C = H.numpy(), C.numpy()
+    np.testing.assert_array_equal(H[0, 0], arrays[3][0])   # masked first step: h0, c0 unchanged
+    np.testing.assert_array_equal(C[0, 0], arrays[4][0])
+    np.testing.assert_array_equal(H[-1, -1], H[-1, -2])    # masked last step: the previous state
+
+
+@pytest.mark.parametrize("cell", CELLS)
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_gradient_against_finite_differences(cell, go_backwards):
+    arrays, mask = _inputs(cell, steps=3)
+    check_gradients(_fused(cell, mask, go_backwards), *arrays, allow_none=True)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_second_order_against_finite_differences_of_the_first(cell):
+    arrays, mask = _inputs(cell, batch=2, steps=3, units=2, seed=3)
+    check_gradients(vjp_fn(_fused(cell, mask, True)), *arrays, allow_none=True, atol=1e-5)
+
+
+def test_jacobian_runs_the_backward_per_cotangent():
+    arrays, mask = _inputs("gru", batch=2, steps=2, units=2)
+    check_jacobian(lambda z, R: _fused("gru", mask, False)(z, R, *[tf.constant(a) for a in arrays[2:]])[0],
+                   arrays[0], arrays[1])
+
+
+def test_bad_inputs_are_refused_before_any_kernel_runs():
+    arrays, mask = _inputs("lstm")
+    z, R, rb, h0, c0 = [tf.constant(a) for a in arrays]
+    bad = {
+        "R": (z, tf.constant(np.zeros((3, 8))), rb, h0, c0, tf.constant(mask)),
+        "h0": (z, R, rb, tf.constant(np.zeros((5, 3))), c0, tf.constant(mask)),
+        "mask": (z, R, rb, h0, c0, tf.constant(np.ones((2, 4)))),
+        "c0": (z, R, rb, h0, tf.constant(np.zeros((2, 0))), tf.constant(mask)),
+    }
+    for name, inputs in bad.items():
+        with pytest.raises(ValueError, match=f"RNNSequence: {name}"):
+            rnn_ops.execute("RNNSequence", inputs, {"cell": "lstm", "go_backwards": False})
+    with pytest.raises(ValueError, match="float32 or all float64"):
+        rnn_ops.execute("RNNSequence", (z, tf.cast(R, "float32"), rb, h0, c0, tf.constant(mask)),
+                        {"cell": "lstm", "go_backwards": False})
+    with pytest.raises(ValueError, match="unknown cell"):
+        rnn_ops.execute("RNNSequence", (z, R, rb, h0, c0, tf.constant(mask)), {"cell": "xx", "go_backwards": False})
+
+
+def test_batch_jacobian_through_an_lstm_layer():
+    """RNNSequence declares its rows independent: batch_jacobian is assembled per example, and equals the
+    diagonal blocks of the full jacobian."""
+    layer = tf.keras.layers.LSTM(3, dtype="float64", return_sequences=True)
+    x = tf.constant(np.random.default_rng(2).normal(size=(3, 4, 2)))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = layer(x)[:, -1]
+    blocks = tape.batch_jacobian(y, x).numpy()
+    full = tape.jacobian(y, x).numpy()
+    for b in range(3):
+        np.testing.assert_allclose(blocks[b], full[b, :, b], rtol=1e-12, atol=1e-14)
+    assert np.abs(full[0, :, 1]).max() == 0.0
