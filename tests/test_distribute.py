@@ -280,3 +280,16 @@ def test_compiled_fit_step_uses_each_batchs_share_of_the_global_batch():
         results.append([w.numpy() for w in model.weights] + [np.asarray(history.history["loss"])])
     for eager, compiled in zip(*results):
         np.testing.assert_allclose(compiled, eager, rtol=1e-6, atol=1e-7)
+
+
+def test_a_saved_graph_keeps_its_world_all_reduce(tmp_path):
+    import tapeflow.distribute as dist
+
+    class Summed(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def __call__(self, x):
+            return dist.allreduce(x * 2.0, op=dist.ReduceOp.SUM)
+
+    tf.saved_model.save(Summed(), str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    np.testing.assert_array_equal(loaded(tf.constant([1.0, 2.5])).numpy(), [2.0, 5.0])   # a world of one
