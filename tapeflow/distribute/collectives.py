@@ -8,7 +8,6 @@ worker when the process was not started by an MPI launcher)::
     dist.broadcast_variables(model.variables)      # every worker takes worker 0's values
     g = dist.allreduce(g, op=dist.ReduceOp.MEAN)   # mean of a value over the workers
 """
-import numpy as np
 
 from tapeflow.framework.tensor import Tensor
 from tapeflow.ops import collective_ops
@@ -32,14 +31,6 @@ def _backend():
 def _group_key():
     strategy = _strategy()
     return collective_ops.WORLD if strategy is None else strategy.extended.group_key
-
-
-def _array(value):
-    if isinstance(value, Tensor):
-        return np.asarray(value)
-    if hasattr(value, "_as_tensor"):
-        return value.numpy()
-    return np.asarray(value)
 
 
 def rank():
@@ -72,12 +63,12 @@ def allreduce(value, op=ReduceOp.MEAN):
 def allgather(value):
     """Every worker's ``value`` concatenated along the first axis, in rank order (sizes may differ)."""
     from .strategy import allgather_concat
-    return Tensor(allgather_concat(_backend(), _array(value), 0))
+    return Tensor(allgather_concat(_backend(), distribute_lib.as_array(value), 0))
 
 
 def broadcast(value, root_rank=0):
     """Worker ``root_rank``'s ``value``, on every worker."""
-    return Tensor(distribute_lib.broadcast_arrays(_backend(), [_array(value)], root_rank)[0])
+    return Tensor(distribute_lib.broadcast_arrays(_backend(), [distribute_lib.as_array(value)], root_rank)[0])
 
 
 def broadcast_variables(variables, root_rank=0):

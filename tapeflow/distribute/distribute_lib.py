@@ -153,23 +153,19 @@ def allreduce_arrays(backend, arrays, op=SUM):
     return out
 
 
+def as_array(value):
+    """A tensor, variable (tf or Keras) or array-like value as a numpy array, for a host-side collective."""
+    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
 def broadcast_arrays(backend, arrays, root=0):
     """Copies of ``arrays`` holding worker ``root``'s values (one broadcast per dtype)."""
-    out = [np.asarray(a) for a in arrays]
-    groups = {}
-    for i, a in enumerate(out):
-        groups.setdefault(a.dtype, []).append(i)
-    for dtype, indices in groups.items():
-        flat = np.concatenate([out[i].reshape(-1) for i in indices]) if indices else np.empty(0, dtype)
+    def broadcast(flat):
         if flat.dtype.kind not in "biufc":
             raise TypeError(f"Cannot broadcast values of dtype {flat.dtype} between workers.")
         backend.broadcast(flat.view(np.uint8) if flat.dtype.kind == "b" else flat, root=root)
-        offset = 0
-        for i in indices:
-            n = out[i].size
-            out[i] = flat[offset:offset + n].reshape(out[i].shape)
-            offset += n
-    return out
+        return flat
+    return collective_ops.packed_by_dtype([np.asarray(a) for a in arrays], broadcast)
 
 
 def check_same_on_workers(value, what):

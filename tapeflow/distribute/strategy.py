@@ -22,14 +22,6 @@ from .distribute_lib import ReduceOp
 from .input_lib import DatasetsFromFunction, DistributedDataset
 
 
-def _to_numpy(value):
-    if isinstance(value, Tensor):
-        return np.asarray(value)
-    if hasattr(value, "_as_tensor"):
-        return value.numpy()
-    return np.asarray(value)
-
-
 def _check_reduce_op(reduce_op):
     if isinstance(reduce_op, str):
         try:
@@ -159,7 +151,7 @@ class Strategy:
             raise NotImplementedError("strategy.gather inside a tf.function: the result's shape depends on the "
                                       "other workers; call it outside the function.")
         backend = self._extended.backend
-        leaves = [_to_numpy(v) for v in nest.flatten(value)]
+        leaves = [distribute_lib.as_array(v) for v in nest.flatten(value)]
         return nest.pack_sequence_as(value, [Tensor(allgather_concat(backend, a, axis)) for a in leaves])
 
     def experimental_local_results(self, value):

@@ -50,9 +50,9 @@ def _backend(group_key):
     return backend
 
 
-def reduce_arrays(backend, arrays, reduction="SUM"):
-    """``arrays`` (numpy) reduced over the workers: one collective per dtype on a packed buffer.
-    MEAN divides by the number of workers (integers: floor division)."""
+def packed_by_dtype(arrays, collective):
+    """``arrays`` (numpy) after ``collective(flat)``, run once per dtype on all arrays of that dtype packed
+    into one flat buffer; ``collective`` returns the buffer's new values. The inputs are not written."""
     out = list(arrays)
     groups = {}
     for i, a in enumerate(out):
@@ -60,15 +60,24 @@ def reduce_arrays(backend, arrays, reduction="SUM"):
     for indices in groups.values():
         flat = np.concatenate([out[i].reshape(-1) for i in indices]) if len(indices) > 1 \
             else np.array(out[indices[0]].reshape(-1), copy=True)
-        backend.allreduce(flat, "sum")
-        if reduction == "MEAN":
-            flat = flat / flat.dtype.type(backend.size) if flat.dtype.kind in "fc" else flat // backend.size
+        flat = collective(flat)
         offset = 0
         for i in indices:
             n = out[i].size
             out[i] = flat[offset:offset + n].reshape(out[i].shape)
             offset += n
     return out
+
+
+def reduce_arrays(backend, arrays, reduction="SUM"):
+    """``arrays`` (numpy) reduced over the workers: one collective per dtype on a packed buffer.
+    MEAN divides by the number of workers (integers: floor division)."""
+    def all_reduce(flat):
+        backend.allreduce(flat, "sum")
+        if reduction == "MEAN":
+            return flat / flat.dtype.type(backend.size) if flat.dtype.kind in "fc" else flat // backend.size
+        return flat
+    return packed_by_dtype(arrays, all_reduce)
 
 
 def _stand_in(*arrays, group_key, reduction):
