@@ -53,7 +53,20 @@ def _read_tf_config():
     return cluster, task
 
 
-class MPIClusterResolver:
+class _ClusterResolver:
+    """What every resolver answers from its ``_cluster`` (no accelerators, no master address)."""
+
+    def cluster_spec(self):
+        return ClusterSpec(self._cluster)
+
+    def num_accelerators(self, *args, **kwargs):
+        return {}
+
+    def master(self, *args, **kwargs):
+        return ""
+
+
+class MPIClusterResolver(_ClusterResolver):
     """``strategy.cluster_resolver``: ``task_type`` ('worker' or 'chief'), ``task_id`` (the MPI rank)
     and ``cluster_spec()``."""
 
@@ -84,20 +97,11 @@ class MPIClusterResolver:
                           f"made it rank {rank}; the rank decides (task_id={rank}).", stacklevel=3)
         self._cluster = {k: list(v) for k, v in cluster.items() if k in ("chief", "worker")}
 
-    def cluster_spec(self):
-        return ClusterSpec(self._cluster)
-
-    def num_accelerators(self, *args, **kwargs):
-        return {}
-
-    def master(self, *args, **kwargs):
-        return ""
-
     def __repr__(self):
         return f"<MPIClusterResolver task_type={self.task_type!r} task_id={self.task_id} of {self.num_workers}>"
 
 
-class TFConfigClusterResolver:
+class TFConfigClusterResolver(_ClusterResolver):
     """``tf.distribute.cluster_resolver.TFConfigClusterResolver``: the task and cluster ``TF_CONFIG`` names.
     Passed to ``MultiWorkerMirroredStrategy``, it is checked against the MPI launcher's numbering."""
 
@@ -109,12 +113,3 @@ class TFConfigClusterResolver:
         self.rpc_layer = rpc_layer
         self.environment = environment or ""
         self._cluster = {k: list(v) for k, v in cluster.items()}
-
-    def cluster_spec(self):
-        return ClusterSpec(self._cluster)
-
-    def num_accelerators(self, *args, **kwargs):
-        return {}
-
-    def master(self, *args, **kwargs):
-        return ""
