@@ -14,6 +14,7 @@ from tapeflow.ops import pooling_ops as P
 
 from .config import image_data_format
 from .dtypes import promote, to_float
+from .symbolic import records_operations
 
 _TF_FORMATS = {1: ("NWC", "NCW"), 2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
 
@@ -164,3 +165,6 @@ def max_pool(inputs, pool_size, strides=None, padding="valid", data_format=None)
 def average_pool(inputs, pool_size, strides=None, padding="valid", data_format=None):
     """The mean over each window (with "same" padding, over the window's real cells only)."""
     return _pool("average_pool", P.avg_pool, inputs, pool_size, strides, padding, data_format)
+
+
+records_operations(globals(), "keras.src.ops.nn")   # called on KerasTensors: graph operations

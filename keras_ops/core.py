@@ -20,6 +20,7 @@ from tapeflow.ops.common import normalize_axis
 
 from .dtypes import cast, convert, promote, standardize_dtype  # noqa: F401  (cast is keras.ops.cast)
 from .dtypes import is_tensor as _is_tensor
+from .symbolic import records_operations
 
 
 
@@ -233,3 +234,7 @@ def slice_update(inputs, start_indices, updates):
 __all__ = ["associative_scan", "cast", "cond", "convert_to_numpy", "convert_to_tensor", "custom_gradient", "dtype",
            "fori_loop", "is_tensor", "map", "saturate_cast", "scan", "scatter", "scatter_update", "shape", "slice",
            "slice_update", "stop_gradient", "switch", "unstack", "vectorized_map", "while_loop"]
+
+
+# called on KerasTensors: graph operations
+records_operations(globals(), "keras.src.ops.core", only=("cast", "slice", "slice_update", "stop_gradient", "unstack"))

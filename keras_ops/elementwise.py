@@ -12,6 +12,7 @@ from tapeflow.ops import math_ops as M
 from tapeflow.ops import reduction_ops as R
 
 from .dtypes import convert, is_float, is_int, promote, result_type, to_float
+from .symbolic import records_operations
 
 
 # -------------------------------------------------------------- arithmetic ---
@@ -357,3 +358,6 @@ def bitwise_invert(x):
 
 
 bitwise_not = bitwise_invert
+
+
+records_operations(globals(), "keras.src.ops.numpy")   # called on KerasTensors: graph operations

@@ -6,6 +6,7 @@ from tapeflow.ops import reduction_ops as R
 
 from .config import image_data_format
 from .dtypes import convert, to_float
+from .symbolic import records_operations
 
 _LUMA = (0.2989, 0.5870, 0.1140)
 
@@ -22,3 +23,6 @@ def rgb_to_grayscale(images, data_format=None):
                          f"received shape {tuple(images.shape)}")
     weights = np.array(_LUMA, images.dtype.name).reshape([3 if i == axis else 1 for i in range(images.ndim)])
     return R.reduce_sum(M.multiply(images, convert(weights)), axis, keepdims=True)
+
+
+records_operations(globals(), "keras.src.ops.image")   # called on KerasTensors: graph operations

@@ -15,6 +15,7 @@ from tapeflow.ops.common import normalize_axis
 
 from .dtypes import convert, promote
 from .reductions import sum as _sum
+from .symbolic import records_operations
 
 
 def _wrapped(indices, size):
@@ -178,3 +179,6 @@ def select(condlist, choicelist, default=0):
         shape = np.broadcast_shapes(tuple(condition.shape), tuple(choice.shape), tuple(out.shape))
         out = A.where(A.broadcast_to(condition, shape), A.broadcast_to(choice, shape), A.broadcast_to(out, shape))
     return out
+
+
+records_operations(globals(), "keras.src.ops.numpy")   # called on KerasTensors: graph operations

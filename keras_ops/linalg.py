@@ -9,6 +9,7 @@ from tapeflow.ops import reduction_ops as R
 from tapeflow.ops.common import axes_tuple
 
 from .dtypes import convert, promote, result_type
+from .symbolic import records_operations
 
 _INF = float("inf")
 
@@ -103,3 +104,6 @@ def cholesky(x, upper=False):
     """The triangular factor of a symmetric positive definite matrix: lower L with L L^T = x (or upper U = L^T)."""
     lower = D.cholesky(_floats(x))
     return A.matrix_transpose(lower) if upper else lower
+
+
+records_operations(globals(), "keras.src.ops.linalg")   # called on KerasTensors: graph operations

@@ -11,6 +11,7 @@ from tapeflow.ops import reduction_ops as R
 from tapeflow.ops.common import axes_tuple
 
 from .dtypes import convert, to_float
+from .symbolic import records_operations
 
 
 def erf(x):
@@ -93,3 +94,6 @@ def extract_sequences(x, sequence_length, sequence_stride):
     frames = 1 + (x.shape[-1] - length) // stride
     positions = np.arange(frames)[:, None] * stride + np.arange(length)[None, :]
     return A.gather(x, Tensor(positions), axis=x.ndim - 1)
+
+
+records_operations(globals(), "keras.src.ops.math")   # called on KerasTensors: graph operations

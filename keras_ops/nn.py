@@ -18,6 +18,7 @@ from .config import epsilon as _epsilon
 from .convolution import (average_pool, conv, conv_transpose, depthwise_conv, max_pool,  # noqa: F401
                           separable_conv)
 from .dtypes import convert, standardize_dtype, to_float
+from .symbolic import records_operations
 
 
 def _activations():
@@ -386,3 +387,6 @@ def dot_product_attention(query, key, value, bias=None, mask=None, scale=None, i
         logits = A.where(keep, logits, _constant(np.finfo(q.dtype.name).min, q))
     weights = N.softmax(logits, -1)
     return M.einsum("bnts,bsnh->btnh", weights, v)
+
+
+records_operations(globals(), "keras.src.ops.nn")   # called on KerasTensors: graph operations

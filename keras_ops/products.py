@@ -11,6 +11,7 @@ from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
 
 from .dtypes import convert, promote
+from .symbolic import records_operations
 
 
 def matmul(x1, x2):
@@ -118,3 +119,6 @@ def kron(x1, x2):
     interleaved_b = [d for n in b.shape for d in (1, n)]
     product = M.multiply(A.reshape(a, interleaved_a), A.reshape(b, interleaved_b))
     return A.reshape(product, [m * n for m, n in zip(a.shape, b.shape)])
+
+
+records_operations(globals(), "keras.src.ops.numpy")   # called on KerasTensors: graph operations

@@ -17,6 +17,7 @@ from tapeflow.ops import reduction_ops as R
 from tapeflow.ops.common import axes_tuple, normalize_axis
 
 from .dtypes import convert, is_float, result_type, standardize_dtype, to_float
+from .symbolic import records_operations
 
 _WIDENED = {"bool": "int32", "int8": "int32", "int16": "int32", "uint8": "uint32", "uint16": "uint32"}
 
@@ -212,3 +213,6 @@ def median(x, axis=None, keepdims=False):
 
 def ptp(x, axis=None, keepdims=False):
     return M.subtract(max(x, axis, keepdims), min(x, axis, keepdims))
+
+
+records_operations(globals(), "keras.src.ops.numpy")   # called on KerasTensors: graph operations

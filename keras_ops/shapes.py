@@ -11,6 +11,7 @@ from tapeflow.ops import math_ops as M
 from tapeflow.ops.common import axes_tuple, normalize_axis
 
 from .dtypes import convert, result_type
+from .symbolic import records_operations
 
 
 def _shape(x):
@@ -266,3 +267,5 @@ def size(x):
 def ndim(x):
     return convert(x).ndim
 
+
+records_operations(globals(), "keras.src.ops.numpy")   # called on KerasTensors: graph operations

@@ -127,6 +127,12 @@ def serialize_keras_object(obj):
         return obj.item()
     if isinstance(obj, bytes):
         return {"class_name": "__bytes__", "config": {"value": obj.decode("utf-8")}}
+    if isinstance(obj, slice):     # an index of a KerasTensor (Keras's GetItem operation)
+        return {"class_name": "__slice__", "config": {"start": serialize_keras_object(obj.start),
+                                                      "stop": serialize_keras_object(obj.stop),
+                                                      "step": serialize_keras_object(obj.step)}}
+    if obj is Ellipsis:
+        return {"class_name": "__ellipsis__", "config": {}}
     if isinstance(obj, np.ndarray):
         return {"class_name": "__numpy__", "config": {"value": obj.tolist(), "dtype": str(obj.dtype)}}
     if isinstance(obj, (list, tuple)):
@@ -155,7 +161,7 @@ def serialize_keras_object(obj):
         registered_name = get_registered_name(cls)
     config = {"module": module, "class_name": class_name,
               "config": serialize_keras_object(obj.get_config()), "registered_name": registered_name}
-    if module == "keras.src.models.functional":
+    if module == "keras.src.models.functional" or (module or "").startswith("keras.src.ops."):
         config["registered_name"] = class_name
     get_build_config = getattr(obj, "get_build_config", None)
     if get_build_config is not None:
@@ -171,6 +177,13 @@ def serialize_keras_object(obj):
 
 
 # ----------------------------------------------------------- deserialize ---
+def _index_part(config, key):
+    value = config.get(key) if isinstance(config, dict) else None
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f"A __slice__ {key} must be an integer or null, got {value!r}")
+    return value
+
+
 def _resolve_class(config, custom_objects, module_objects):
     class_name = config.get("class_name")
     registered = config.get("registered_name")
@@ -182,6 +195,11 @@ def _resolve_class(config, custom_objects, module_objects):
                 return found
     if module and class_name and f"{module}.{class_name}" in _BUILTIN:
         return _BUILTIN[f"{module}.{class_name}"]
+    if module and module.startswith("keras.src.ops.") and isinstance(class_name, str):   # a keras.ops call
+        from .operation import operation_class_named
+        found = operation_class_named(module, class_name)
+        if found is not None:
+            return found
     # Keras's own classes under another module path (keras.src.*, older layouts) or with no module at all.
     if (module is None or module.startswith("keras")) and class_name in _BY_CLASS_NAME:
         return _BY_CLASS_NAME[class_name]
@@ -216,6 +234,10 @@ def deserialize_keras_object(config, custom_objects=None, module_objects=None, s
         return np.array(inner["value"], dtype=inner["dtype"])
     if class_name == "__bytes__":
         return inner["value"].encode("utf-8")
+    if class_name == "__slice__":
+        return slice(*(_index_part(inner, key) for key in ("start", "stop", "step")))
+    if class_name == "__ellipsis__":
+        return Ellipsis
     if class_name in ("__tensor__", "__keras_tensor__"):
         return config
     if class_name == "function":

@@ -5,7 +5,11 @@ walks them back from the outputs, orders them, and replays them on real
 tensors in ``call``. Its config lists every layer with its inbound nodes in
 Keras 3's JSON form, so ``from_config`` can rebuild the same graph.
 """
-from tapeflow.framework import nest
+import numpy as np
+
+from tapeflow.framework import dtypes, nest
+from tapeflow.framework.conversion import convert_to_tensor
+from tapeflow.framework.tensor import Tensor
 
 from ..core.input_layer import InputLayer
 from ..input_spec import InputSpec
@@ -223,6 +227,8 @@ class Functional(Model):
             if isinstance(x, KerasTensor):
                 return {"class_name": "__keras_tensor__",
                         "config": {"shape": list(x.shape), "dtype": x.dtype, "keras_history": history(x)}}
+            if isinstance(x, Tensor):     # a constant operand of an operation (``h + position``)
+                return {"class_name": "__tensor__", "config": {"value": x.numpy().tolist(), "dtype": x.dtype.name}}
             return serialize_keras_object(x)
 
         layers = []
@@ -244,6 +250,16 @@ class Functional(Model):
             return history(struct)
         return {"name": self.name, "trainable": self.trainable, "layers": layers,
                 "input_layers": io(self._inputs_struct), "output_layers": io(self._outputs_struct)}
+
+
+def constant_operand(config):
+    """A constant tensor stored in a node's arguments (``{"value": nested list, "dtype": name}``)."""
+    if not isinstance(config, dict) or not isinstance(config.get("dtype"), str):
+        raise ValueError(f"A __tensor__ argument needs a 'value' and a 'dtype' name, got {config!r}")
+    dtype = dtypes.as_dtype(config["dtype"])
+    if not (dtype.is_floating or dtype.is_integer or dtype.is_bool):
+        raise ValueError(f"A __tensor__ argument must be numeric or boolean, got dtype {config['dtype']!r}")
+    return convert_to_tensor(np.array(config.get("value"), dtype=dtype.as_numpy_dtype))
 
 
 def functional_from_config(cls, config, custom_objects=None):
@@ -268,6 +284,8 @@ def functional_from_config(cls, config, custom_objects=None):
     def resolve(x):
         if isinstance(x, dict) and x.get("class_name") == "__keras_tensor__":
             return tensor_from_history(x["config"]["keras_history"])
+        if isinstance(x, dict) and x.get("class_name") == "__tensor__":
+            return constant_operand(x.get("config"))
         if isinstance(x, dict) and "class_name" in x:
             return deserialize_keras_object(x, custom_objects=custom_objects)
         if isinstance(x, dict):
