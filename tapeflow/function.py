@@ -18,7 +18,9 @@ nodes on raw arrays instead, skipping the dispatch.
 With an input_signature that leaves dimensions unknown, the function is traced
 twice with different placeholder sizes: if both traces agree the graph is
 shape-polymorphic and serves every shape; otherwise graphs are specialised to
-the concrete shapes they are called with.
+the concrete shapes they are called with. As TensorFlow traces a signature once,
+only the first of these traces is counted (experimental_get_tracing_count) and
+prints; the others run with stdout silenced.
 """
 import collections
 import contextlib
@@ -551,10 +553,12 @@ class Function:
             self._cache[key] = entry
             if entry.polymorphic or not concrete_shapes:
                 return entry
+        # The input_signature's graph depends on the placeholder sizes: this call's shapes get a graph of their
+        # own. TensorFlow traces an input_signature once, so this trace is silent and not counted.
         concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
-        graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
-                       first_call)
-        self._tracing_count += 1
+        with contextlib.redirect_stdout(io.StringIO()):
+            graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
+                           first_call)
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
         entry.specialised[tuple(tuple(t.shape) for t in tensors)] = specialised
         return specialised
@@ -611,9 +615,10 @@ class Function:
                        creates_variables)
         self._tracing_count += 1
         polymorphic = not (unknown and self._jit_compile)  # compiled code is specialised to each call's shapes
-        if unknown and polymorphic:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
-            other = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
-                           creates_variables)
+        if unknown and polymorphic:  # a second, silent trace at other sizes: is the graph shape-specialised? (not counted)
+            with contextlib.redirect_stdout(io.StringIO()):
+                other = _trace(self._traced_function(), self._name, args, {}, specs,
+                               [_sized_dummy(s, 3) for s in specs], creates_variables)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
         entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
         entry.specialised = {}
