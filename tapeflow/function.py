@@ -49,6 +49,7 @@ from .graph_replay import ASSIGN, ASSIGN_METHODS, READ, ArrayReplay, output_coun
 
 _RECENT_CALLS = 10      # the window of the retracing warning
 _FREQUENT_TRACES = 5    # traces in that window that make it warn
+_BOUND_SIGNATURES_KEPT = 1024   # how many (argument, shape, dtype) matches of an input_signature are remembered
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
 
@@ -422,8 +423,7 @@ def _leaf_key(leaf):
     return ("python", type(leaf).__name__, leaf)
 
 
-_STRUCTURE_KEYS = {}
-_BOUND_SIGNATURES_KEPT = 1024    # a bound on the memo of matching argument shapes (many varying dimensions)
+_STRUCTURE_KEYS = {}    # number of flat positional arguments -> their structure key
 
 
 def _structure_key(structure):
