@@ -18,7 +18,9 @@ nodes on raw arrays instead, skipping the dispatch.
 With an input_signature that leaves dimensions unknown, the function is traced
 twice with different placeholder sizes: if both traces agree the graph is
 shape-polymorphic and serves every shape; otherwise graphs are specialised to
-the concrete shapes they are called with.
+the concrete shapes they are called with. As TensorFlow traces a signature once,
+only the first of these traces is counted (experimental_get_tracing_count) and
+prints; the others run with stdout silenced.
 """
 import collections
 import contextlib
@@ -31,6 +33,7 @@ import numpy as np
 
 from .framework import nest
 from .framework.conversion import convert_to_tensor
+from .framework.dtypes import from_numpy
 from .framework import recording
 from .framework.recording import (execute, execute_state, forward_of, record, state_node_parts,
                                   state_op_variable_counts, trace_forward_of)
@@ -46,6 +49,7 @@ from .graph_replay import ASSIGN, ASSIGN_METHODS, READ, ArrayReplay, output_coun
 
 _RECENT_CALLS = 10      # the window of the retracing warning
 _FREQUENT_TRACES = 5    # traces in that window that make it warn
+_BOUND_SIGNATURES_KEPT = 1024   # how many (argument, shape, dtype) matches of an input_signature are remembered
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
 
@@ -419,6 +423,37 @@ def _leaf_key(leaf):
     return ("python", type(leaf).__name__, leaf)
 
 
+_STRUCTURE_KEYS = {}    # number of flat positional arguments -> their structure key
+
+
+def _structure_key(structure):
+    """The nesting of a call's arguments, leaves left out."""
+    return repr(nest.map_structure(lambda _: 0, structure))
+
+
+_PYTHON_LEAF_TYPES = (int, float, bool, str, type(None))    # arguments the key holds by value
+
+
+def _flat_args_key(args):
+    """(key, tensors) as ``_canonical`` builds them, computed directly when every argument is a Tensor or a
+    Python scalar, string or None (no nesting, arrays or variables); None otherwise."""
+    leaves, tensors = [], []
+    for a in args:
+        kind = type(a)
+        if kind is Tensor:
+            v = a._value
+            leaves.append(("tensor", v.shape, from_numpy(v.dtype).name))
+            tensors.append(a)
+        elif kind in _PYTHON_LEAF_TYPES:
+            leaves.append(("python", kind.__name__, a))
+        else:
+            return None
+    structure = _STRUCTURE_KEYS.get(len(args))
+    if structure is None:
+        structure = _STRUCTURE_KEYS[len(args)] = _structure_key([[None] * len(args), {}])
+    return (tuple(leaves), structure), tensors
+
+
 def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_variables=True):
     """Traces ``python_function``; tensor leaves of args become placeholders (in flatten order).
 
@@ -457,6 +492,7 @@ class Function:
         self._reduce_retracing = bool(options.get("reduce_retracing"))
         self._relaxed = {}      # reduce_retracing: shape-free key -> [specs so far, generalised trace or None]
         self._cache = {}
+        self._bound_signatures = set()   # (argument index, shape, numpy dtype) seen to match the input_signature
         self._tracing_count = 0
         self._recent_calls = collections.deque(maxlen=_RECENT_CALLS)
         self._bound = weakref.WeakKeyDictionary()
@@ -497,32 +533,46 @@ class Function:
 
     # -- signatures ------------------------------------------------------------
     def _canonical(self, args, kwargs):
+        """(cache key, the call's tensors in flatten order, [args, kwargs] for a trace)."""
         if self._input_signature is not None:
-            if kwargs:
-                raise TypeError(f"{self._name}: keyword arguments are not supported with an input_signature")
-            flat = nest.flatten(list(args))
-            if len(flat) != len(self._input_signature):
-                raise TypeError(f"{self._name}: the input_signature has {len(self._input_signature)} tensors, "
-                                f"but {len(flat)} were given")
-            tensors = []
-            for i, (leaf, spec) in enumerate(zip(flat, self._input_signature)):
-                if isinstance(leaf, Variable):
-                    t = leaf._as_tensor()
-                elif isinstance(leaf, Tensor):
-                    t = leaf
-                else:
-                    t = convert_to_tensor(leaf, dtype=spec.dtype)
-                if t.dtype != spec.dtype or not spec.shape.is_compatible_with(t.shape):
-                    raise TypeError(f"Binding inputs to tf.function {self._name!r} failed: argument {i} "
-                                    f"{TensorSpec.from_tensor(t)} does not match {spec}")
-                tensors.append(t)
-            return ("signature",), tensors, [nest.pack_sequence_as(list(args), tensors), {}]
+            return self._bind_signature(args, kwargs)
+        if not kwargs:
+            fast = _flat_args_key(args)
+            if fast is not None:     # the common call: tensors and Python scalars, no nesting
+                return fast[0], fast[1], [list(args), {}]
         flat_args = nest.flatten([list(args), kwargs])
-        key = (tuple(_leaf_key(leaf) for leaf in flat_args),
-               repr(nest.map_structure(lambda _: 0, [list(args), kwargs])))
+        key = (tuple(_leaf_key(leaf) for leaf in flat_args), _structure_key([list(args), kwargs]))
         tensors = [convert_to_tensor(leaf) for leaf in flat_args
                    if isinstance(leaf, (Tensor, np.ndarray, np.generic)) and not isinstance(leaf, Variable)]
         return key, tensors, [list(args), kwargs]
+
+    def _bind_signature(self, args, kwargs):
+        if kwargs:
+            raise TypeError(f"{self._name}: keyword arguments are not supported with an input_signature")
+        plain = all(type(a) is Tensor for a in args)
+        flat = list(args) if plain else nest.flatten(list(args))
+        if len(flat) != len(self._input_signature):
+            raise TypeError(f"{self._name}: the input_signature has {len(self._input_signature)} tensors, "
+                            f"but {len(flat)} were given")
+        tensors = []
+        bound = self._bound_signatures
+        for i, (leaf, spec) in enumerate(zip(flat, self._input_signature)):
+            if isinstance(leaf, Variable):
+                t = leaf._as_tensor()
+            elif isinstance(leaf, Tensor):
+                t = leaf
+            else:
+                t = convert_to_tensor(leaf, dtype=spec.dtype)
+            seen = (i, t._value.shape, t._value.dtype)
+            if seen not in bound:
+                if t.dtype != spec.dtype or not spec.shape.is_compatible_with(t.shape):
+                    raise TypeError(f"Binding inputs to tf.function {self._name!r} failed: argument {i} "
+                                    f"{TensorSpec.from_tensor(t)} does not match {spec}")
+                if len(bound) < _BOUND_SIGNATURES_KEPT:
+                    bound.add(seen)
+            tensors.append(t)
+        structured = list(tensors) if plain else nest.pack_sequence_as(list(args), tensors)
+        return ("signature",), tensors, [structured, {}]
 
     def _concrete_for(self, key, tensors, structured, concrete_shapes=True):
         args, kwargs = structured
@@ -551,10 +601,12 @@ class Function:
             self._cache[key] = entry
             if entry.polymorphic or not concrete_shapes:
                 return entry
+        # The input_signature's graph depends on the placeholder sizes: this call's shapes get a graph of their
+        # own. TensorFlow traces an input_signature once, so this trace is silent and not counted.
         concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
-        graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
-                       first_call)
-        self._tracing_count += 1
+        with contextlib.redirect_stdout(io.StringIO()):
+            graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
+                           first_call)
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
         entry.specialised[tuple(tuple(t.shape) for t in tensors)] = specialised
         return specialised
@@ -611,9 +663,10 @@ class Function:
                        creates_variables)
         self._tracing_count += 1
         polymorphic = not (unknown and self._jit_compile)  # compiled code is specialised to each call's shapes
-        if unknown and polymorphic:  # a second trace at other sizes, only to detect shape-specialised graphs (not counted)
-            other = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 3) for s in specs],
-                           creates_variables)
+        if unknown and polymorphic:  # a second, silent trace at other sizes: is the graph shape-specialised? (not counted)
+            with contextlib.redirect_stdout(io.StringIO()):
+                other = _trace(self._traced_function(), self._name, args, {}, specs,
+                               [_sized_dummy(s, 3) for s in specs], creates_variables)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
         entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
         entry.specialised = {}

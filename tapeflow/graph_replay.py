@@ -51,7 +51,10 @@ class ArrayReplay:
         for step, values in zip(steps, dead):
             step[6] = tuple(values)
         self._steps = [tuple(s) for s in steps]
-        self._index = index
+        # The outputs, resolved once: (value index, None) for a tensor, (None, value) for a Python value.
+        self._flat_outputs = [(None, leaf.python) if leaf.ref is None else (index(leaf.ref), None) for leaf in leaves]
+        self._single_output = (self._flat_outputs[0][0] if output_slots is not None and not nest.is_nested(output_slots)
+                               else None)
 
     def __call__(self, inputs, constants, captures, variables):
         values = [None] * self._n_slots
@@ -80,11 +83,12 @@ class ArrayReplay:
                 forward([variables[i] for i in updated], *[values[i] for i in args], **attrs)
             for i in dead:
                 values[i] = None
+        if self._single_output is not None:
+            return Tensor(values[self._single_output])
         if self._output_slots is None:
             return None
-        index = self._index
-        return nest.map_structure(lambda leaf: Tensor(values[index(leaf.ref)]) if leaf.ref is not None
-                                  else leaf.python, self._output_slots)
+        return nest.pack_sequence_as(self._output_slots, [python if i is None else Tensor(values[i])
+                                                          for i, python in self._flat_outputs])
 
 
 def output_count_error(op_type, traced, produced):

@@ -1,9 +1,8 @@
 """No import circles: the graph of module-level imports between tapeflow's modules, built from the sources,
 has no cycle. Imports inside functions are lazy (they run after every module is loaded) and are left out.
 
-One circle is known and listed: the op modules array_ops, math_ops and reduction_ops use each other's ops
-(forward and gradient functions alike) and are one unit in all but name; they are to be merged or split
-by what they share. The test fails on any other circle, and when the known one is gone (so the list shrinks).
+The op modules that once formed a circle (array_ops, math_ops, reduction_ops) now import in one direction,
+core_ops <- math_ops <- array_ops <- reduction_ops, and a test keeps that order.
 """
 import ast
 import os
@@ -102,9 +101,6 @@ def find_cycle(graph):
     return None
 
 
-KNOWN_CIRCLES = [{"tapeflow.ops.array_ops", "tapeflow.ops.math_ops", "tapeflow.ops.reduction_ops"}]
-
-
 def circles(graph):
     """The strongly connected components of more than one module (Tarjan), as sets."""
     index, low, on_stack, stack, found = {}, {}, set(), [], []
@@ -154,9 +150,14 @@ def test_circles_finds_each_component():
 
 def test_no_import_cycle():
     graph = import_graph(source_modules())
-    found = circles(graph)
-    for component in found:
-        if component not in KNOWN_CIRCLES:
-            cycle = find_cycle({m: [t for t in graph[m] if t in component] for m in component})
-            raise AssertionError("import cycle: " + " -> ".join(cycle))
-    assert all(known in found for known in KNOWN_CIRCLES), "a known circle is gone: remove it from KNOWN_CIRCLES"
+    for component in circles(graph):
+        cycle = find_cycle({m: [t for t in graph[m] if t in component] for m in component})
+        raise AssertionError("import cycle: " + " -> ".join(cycle))
+
+
+def test_the_core_op_modules_import_in_one_direction():
+    graph = import_graph(source_modules())
+    order = ["tapeflow.ops.core_ops", "tapeflow.ops.math_ops", "tapeflow.ops.array_ops", "tapeflow.ops.reduction_ops"]
+    for i, module in enumerate(order):
+        assert not set(graph[module]) & set(order[i:]), f"{module} imports a module at or above its level"
+    assert set(order[:3]) <= set(graph["tapeflow.ops.reduction_ops"])

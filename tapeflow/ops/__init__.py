@@ -1,5 +1,5 @@
 """The op library: one module per family, each op's forward and gradient side by side."""
-from . import array_ops, math_ops, reduction_ops  # noqa: F401  (math/array/reduction import each other)
+from . import core_ops, math_ops, array_ops, reduction_ops  # noqa: F401  (each imports only those before it)
 from . import check_ops, linalg_ops, nn_ops, print_ops, random_ops  # noqa: F401
 from . import conv_ops, pooling_ops  # noqa: F401
 from . import decomposition_ops, extra_math_ops, stateless_random_ops, update_ops  # noqa: F401  (Keras extras)

@@ -8,7 +8,10 @@ from ..framework.errors import InvalidArgumentError
 from ..framework.recording import tracing_graph
 from ..framework.tensor import Tensor
 from ..framework.tensor_shape import TensorShape
-from . import math_ops, reduction_ops
+from ..framework.variables import Variable
+from . import math_ops
+from .core_ops import (broadcast_to, reduce_sum, reshape, same_dtype_tensors, stack, unstack,  # noqa: F401
+                       where)  # re-exported: array_ops.reshape, .where, .stack etc. stay where they were
 from .common import (RegisterGradient, axes_tuple, batch_ndim, execute, int_list, is_tensor_like,
                      no_gradient, normalize_axis, register_op, to_tensor)
 
@@ -99,49 +102,13 @@ def size(input, out_type=dtypes.int32, name=None):
     return Tensor(np.array(to_tensor(input)._value.size, dtype=dtypes.as_dtype(out_type)._np))
 
 
-declare(elementwise, "Identity", "ReadVariableOp", "StopGradient", "BroadcastTo", "SelectV2")
-declare(axis_attr_not_0("axis"), "ConcatV2", "Unpack", "SplitV", "GatherV2")
+declare(elementwise, "Identity", "ReadVariableOp", "StopGradient")
+declare(axis_attr_not_0("axis"), "ConcatV2", "SplitV", "GatherV2")
 
 
 @register_batching_rule("IdentityN")
 def _identity_n_rows(op, batched):
     return all(batched)
-
-
-@register_op("Reshape")
-def _reshape_fwd(x, shape):
-    try:
-        return x.reshape(shape)
-    except ValueError:
-        raise InvalidArgumentError(_reshape_error(np.size(x), shape)) from None
-
-
-def _reshape_error(size, shape):
-    """TensorFlow's words for a reshape that cannot be done."""
-    unknown = [i for i, d in enumerate(shape) if d == -1]
-    if len(unknown) > 1:
-        return f"Only one input size may be -1, not both {unknown[0]} and {unknown[1]} [Op:Reshape]"
-    known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
-    if unknown:
-        return (f"Input to reshape is a tensor with {size} values, but the requested shape requires a multiple "
-                f"of {known} [Op:Reshape]")
-    return f"Input to reshape is a tensor with {size} values, but the requested shape has {known} [Op:Reshape]"
-
-
-@RegisterGradient("Reshape")
-def _reshape_grad(op, grad):
-    nb = batch_ndim(op, grad)
-    return reshape(grad, grad._value.shape[:nb] + op.inputs[0]._value.shape)
-
-
-def reshape(tensor, shape, name=None):
-    return execute("Reshape", (to_tensor(tensor),), {"shape": int_list(shape)})
-
-
-@register_batching_rule("Reshape")
-def _reshape_rows(op, batched):
-    """A C-order reshape that keeps the leading dimension keeps each row's elements in its row."""
-    return op.outputs[0]._value.shape[:1] == op.inputs[0]._value.shape[:1]
 
 
 @register_op("Transpose")
@@ -204,28 +171,6 @@ def squeeze(input, axis=None, name=None):
     return reshape(x, keep)
 
 
-@register_op("BroadcastTo")
-def _broadcast_to_fwd(x, shape):
-    try:
-        return np.broadcast_to(x, shape)
-    except ValueError:
-        raise InvalidArgumentError(
-            f"broadcast_to: cannot broadcast shape {TensorShape(np.shape(x))} to {TensorShape(shape)}") from None
-
-
-@RegisterGradient("BroadcastTo")
-def _broadcast_to_grad(op, grad):
-    return reduction_ops.sum_to(grad, op.inputs[0]._value.shape, batch_ndim(op, grad))
-
-
-def broadcast_to(input, shape, name=None):
-    x = to_tensor(input)
-    shape = int_list(shape)
-    if x._value.shape == shape:
-        return x
-    return execute("BroadcastTo", (x,), {"shape": shape})
-
-
 def broadcast_static_shape(shape_x, shape_y):
     return TensorShape(np.broadcast_shapes(tuple(shape_x), tuple(shape_y)))
 
@@ -245,7 +190,7 @@ def _concat_grad(op, grad):
 
 
 def concat(values, axis, name=None):
-    values = _same_dtype_tensors(values)
+    values = same_dtype_tensors(values)
     if not values:
         raise ValueError("concat: values must be a non-empty list of tensors")
     if len(values) == 1:
@@ -262,64 +207,6 @@ def concat(values, axis, name=None):
         if v._value.dtype != values[0]._value.dtype:
             raise InvalidArgumentError(f"concat: input {i} has dtype {v.dtype.name}, input 0 has {values[0].dtype.name}")
     return execute("ConcatV2", tuple(values), {"axis": axis})
-
-
-@register_op("Pack")
-def _pack_fwd(*xs, axis):
-    return np.stack(xs, axis=axis)
-
-
-@register_batching_rule("Pack")
-def _pack_rows(op, batched):
-    return op.attrs["axis"] % op.outputs[0]._value.ndim != 0
-
-
-@RegisterGradient("Pack")
-def _pack_grad(op, grad):
-    return unstack(grad, num=len(op.inputs), axis=op.attrs["axis"] + batch_ndim(op, grad))
-
-
-def _same_dtype_tensors(values):
-    """Converts a list of values; Python/numpy values adopt the dtype of the first tensor among them."""
-    dtype = next((to_tensor(v).dtype for v in values if is_tensor_like(v)), None)
-    return [to_tensor(v) if is_tensor_like(v) or dtype is None else convert_to_tensor(v, dtype=dtype)
-            for v in values]
-
-
-def stack(values, axis=0, name="stack"):
-    values = _same_dtype_tensors(values)
-    if not values:
-        raise InvalidArgumentError("stack needs at least one tensor")
-    s0 = values[0]._value.shape
-    d0 = values[0]._value.dtype
-    for i, v in enumerate(values):
-        if v._value.shape != s0:
-            raise InvalidArgumentError(f"stack: shapes of all inputs must match: values[0].shape = "
-                                       f"{TensorShape(s0)} != values[{i}].shape = {v.shape}")
-        if v._value.dtype != d0:
-            raise InvalidArgumentError(f"stack: values[{i}] has dtype {v.dtype.name}, values[0] has "
-                                       f"{values[0].dtype.name}")
-    axis = normalize_axis(int(axis), len(s0) + 1, op="stack")
-    return execute("Pack", tuple(values), {"axis": axis})
-
-
-@register_op("Unpack", num_outputs=-1)
-def _unpack_fwd(x, axis):
-    return tuple(np.take(x, i, axis=axis) for i in range(x.shape[axis]))
-
-
-@RegisterGradient("Unpack")
-def _unpack_grad(op, *grads):
-    nb = batch_ndim(op, grads[0])
-    return stack(list(grads), axis=op.attrs["axis"] + nb)
-
-
-def unstack(value, num=None, axis=0, name="unstack"):
-    x = to_tensor(value)
-    axis = normalize_axis(int(axis), x._value.ndim, op="unstack")
-    if num is not None and num != x._value.shape[axis]:
-        raise InvalidArgumentError(f"unstack: num={num} but axis {axis} has size {x._value.shape[axis]}")
-    return list(execute("Unpack", (x,), {"axis": axis}))
 
 
 @register_op("SplitV", num_outputs=-1)
@@ -384,7 +271,7 @@ def _pad_grad(op, grad):
         if 1 not in op.skip_input_indices and op.inputs[1]._value.dtype.kind in "fc":
             # The constant fills every padded position: the sum of the gradient outside the input.
             core = list(range(nb, grad._value.ndim))
-            cv_grad = math_ops.subtract(reduction_ops.reduce_sum(grad, core), reduction_ops.reduce_sum(g, core))
+            cv_grad = math_ops.subtract(reduce_sum(grad, core), reduce_sum(g, core))
         return g, cv_grad
     for axis, ((b, a), d) in enumerate(zip(paddings, x_shape)):
         if b or a:
@@ -556,7 +443,7 @@ def _tile_grad(op, grad):
     for m, d in zip(op.attrs["multiples"], x_shape):
         split_shape += (m, d)
     axes = [nb + 2 * i for i in range(len(x_shape))]
-    return reshape(reduction_ops.reduce_sum(reshape(grad, split_shape), axes), lead + x_shape)
+    return reshape(reduce_sum(reshape(grad, split_shape), axes), lead + x_shape)
 
 
 def tile(input, multiples, name=None):
@@ -586,44 +473,6 @@ def reverse(tensor, axis, name=None):
 
 
 # ------------------------------------------------------------------ select ---
-@register_op("SelectV2")
-def _select_fwd(condition, x, y):
-    return np.where(condition, x, y)
-
-
-@RegisterGradient("SelectV2")
-def _select_grad(op, grad):
-    nb = batch_ndim(op, grad)
-    cond, x, y = op.inputs
-    zeros = Tensor(np.zeros((), grad._value.dtype))
-    gx = reduction_ops.sum_to(where(cond, grad, zeros), x._value.shape, nb)
-    gy = reduction_ops.sum_to(where(cond, zeros, grad), y._value.shape, nb)
-    return None, gx, gy
-
-
-@register_op("Where")
-def _where_indices_fwd(condition):
-    return np.argwhere(condition).astype(np.int64)
-
-
-no_gradient("Where")
-
-
-def where(condition, x=None, y=None, name=None):
-    cond = to_tensor(condition)
-    if x is None and y is None:
-        return execute("Where", (cond,))
-    if x is None or y is None:
-        raise ValueError("where: x and y must both be given, or both be None")
-    x, y = math_ops.binary_args(x, y, "SelectV2")
-    if cond._value.dtype != np.bool_:
-        raise InvalidArgumentError(f"where: condition must be bool, got {cond.dtype.name}")
-    try:
-        np.broadcast_shapes(cond._value.shape, x._value.shape, y._value.shape)
-    except ValueError:
-        raise InvalidArgumentError(f"where: condition of shape {cond.shape}, x of shape {x.shape} and y of shape "
-                                   f"{y.shape} cannot be broadcast together [Op:SelectV2]") from None
-    return execute("SelectV2", (cond, x, y))
 
 
 # ---------------------------------------------------------------- indexing ---
@@ -739,6 +588,10 @@ def getitem(tensor, key):
     return _getitem_raw(x, key)
 
 
+# x[key] (math_ops installs the arithmetic operators, which need no indexing).
+Tensor.__getitem__ = Variable.__getitem__ = getitem
+
+
 def _getitem_by_tensors(x, key):
     """``x[key]`` inside a trace where some indices are scalar tensors: their values are only known when
     the graph runs, so those axes are gathered (a negative index counts from the end, as in slicing)."""
@@ -823,7 +676,7 @@ def _fill_fwd(value, dims):
 @RegisterGradient("Fill")
 def _fill_grad(op, grad):
     nb = batch_ndim(op, grad)
-    return reduction_ops.reduce_sum(grad, list(range(nb, grad._value.ndim)))
+    return reduce_sum(grad, list(range(nb, grad._value.ndim)))
 
 
 def fill(dims, value, name=None):
@@ -929,7 +782,6 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
     return mask if dtype.is_bool else math_ops.cast(mask, dtype)
 
 
-
 # ------------------------------------------------------- gather_nd / sorting ---
 def gather_nd(params, indices, batch_dims=0, name=None):
     """tf.gather_nd: ``indices[..., :K]`` index the first K dimensions of ``params``.
@@ -955,7 +807,7 @@ def gather_nd(params, indices, batch_dims=0, name=None):
                                    f"{ids[tuple(position[:-1])].tolist()} does not index into params of shape "
                                    f"{params.shape}")
     strides = Tensor(np.array([int(np.prod(head[i + 1:], dtype=np.int64)) for i in range(k)], dtype=ids.dtype))
-    linear = reduction_ops.reduce_sum(math_ops.multiply(indices, strides), -1) if k else \
+    linear = reduce_sum(math_ops.multiply(indices, strides), -1) if k else \
         Tensor(np.zeros(ids.shape[:-1], ids.dtype))
     flat = reshape(params, (int(np.prod(head, dtype=np.int64)),) + ps[k:])
     return gather(flat, linear)

@@ -15,11 +15,9 @@ from ..framework.tensor import Tensor
 from ..framework.recording import with_inlined_execute
 from ..framework.tensor_shape import TensorShape
 from ..framework.variables import Variable
-from . import array_ops, reduction_ops
 from .common import (RegisterGradient, batch_ndim, binary_args, execute, is_tensor_like, no_gradient,
                      normalize_axis, quietly, register_op, to_tensor)
-
-sum_to = reduction_ops.sum_to
+from .core_ops import reduce_sum, stack, sum_to, where
 
 
 # -------------------------------------------------------------- arithmetic ---
@@ -208,7 +206,7 @@ def _pow_grad(op, grad):
         log_x = log(x)
     else:
         positive = greater(x, 0)
-        log_x = array_ops.where(positive, log(array_ops.where(positive, x, ones_like_(x))), zeros_like_(x))
+        log_x = where(positive, log(where(positive, x, ones_like_(x))), zeros_like_(x))
     gy = sum_to(multiply(grad, multiply(z, log_x)), y._value.shape, nb)
     return gx, gy
 
@@ -262,8 +260,8 @@ def _select_by_mask(op, grad, x_mask):
     nb = batch_ndim(op, grad)
     x, y = op.inputs
     zeros = Tensor(np.zeros((), grad._value.dtype))
-    gx = sum_to(array_ops.where(x_mask, grad, zeros), x._value.shape, nb)
-    gy = sum_to(array_ops.where(x_mask, zeros, grad), y._value.shape, nb)
+    gx = sum_to(where(x_mask, grad, zeros), x._value.shape, nb)
+    gy = sum_to(where(x_mask, zeros, grad), y._value.shape, nb)
     return gx, gy
 
 
@@ -689,9 +687,9 @@ def _clip_grad(op, grad):
     below, above = less(t, lo), greater(t, hi)
     zeros = Tensor(np.zeros((), grad._value.dtype))
     inside = logical_not(logical_or(below, above))
-    g_t = sum_to(array_ops.where(inside, grad, zeros), t._value.shape, nb)
-    g_lo = sum_to(array_ops.where(below, grad, zeros), lo._value.shape, nb)
-    g_hi = sum_to(array_ops.where(above, grad, zeros), hi._value.shape, nb)
+    g_t = sum_to(where(inside, grad, zeros), t._value.shape, nb)
+    g_lo = sum_to(where(below, grad, zeros), lo._value.shape, nb)
+    g_hi = sum_to(where(above, grad, zeros), hi._value.shape, nb)
     return g_t, g_lo, g_hi
 
 
@@ -708,21 +706,21 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
 def clip_by_norm(t, clip_norm, axes=None, name=None):
     """t * clip_norm / max(l2norm(t), clip_norm), as tf.clip_by_norm."""
     t = to_tensor(t)
-    l2sum = reduction_ops.reduce_sum(square(t), axes, keepdims=True)
+    l2sum = reduce_sum(square(t), axes, keepdims=True)
     positive = greater(l2sum, 0)
-    l2sum_safe = array_ops.where(positive, l2sum, ones_like_(l2sum))
-    l2norm = array_ops.where(positive, sqrt(l2sum_safe), l2sum)
+    l2sum_safe = where(positive, l2sum, ones_like_(l2sum))
+    l2norm = where(positive, sqrt(l2sum_safe), l2sum)
     clip = to_tensor(clip_norm) if is_tensor_like(clip_norm) else Tensor(np.asarray(clip_norm, t._value.dtype))
     return divide(multiply(t, clip), maximum(l2norm, clip))
 
 
 def global_norm(t_list, name=None):
     """sqrt of the sum of the tensors' squared L2 norms (summed as one stacked reduction)."""
-    terms = [reduction_ops.reduce_sum(square(to_tensor(t))) for t in t_list if t is not None]
+    terms = [reduce_sum(square(to_tensor(t))) for t in t_list if t is not None]
     if not terms:
         return Tensor(np.array(0, np.float32))
     dtype = terms[0].dtype
-    return sqrt(reduction_ops.reduce_sum(array_ops.stack([cast(t, dtype) for t in terms])))
+    return sqrt(reduce_sum(stack([cast(t, dtype) for t in terms])))
 
 
 def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
@@ -985,7 +983,6 @@ def _install_operators():
         "__xor__": logical_xor, "__rxor__": _rev(logical_xor),
         "__lt__": less, "__le__": less_equal, "__gt__": greater, "__ge__": greater_equal,
         "__eq__": _equal_operator, "__ne__": _not_equal_operator,
-        "__getitem__": lambda self, key: array_ops.getitem(self, key),
     }
     for cls in (Tensor, Variable):
         for name, fn in ops.items():

@@ -1,4 +1,5 @@
-"""Reductions (sum, mean, max, min, prod, logsumexp, norm, argmax) and sum_to."""
+"""Reductions (mean, max, min, prod, logsumexp, norm, argmax, ...); reduce_sum and sum_to, which every op family's
+gradients need, live in core_ops and are re-exported here."""
 import numpy as np
 
 from ..framework import dtypes
@@ -6,69 +7,13 @@ from ..framework.batching import axis_attr_not_0, declare, reduction
 from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
 from . import array_ops, math_ops
+from .core_ops import (broadcast_back, kept_shape, reduce_along, reduce_sum,  # noqa: F401  (sum_to re-exported)
+                       same_int_dtype, sum_to)
 from .common import RegisterGradient, axes_tuple, batch_ndim, execute, no_gradient, register_op, to_tensor
 
 
-def sum_to(grad, shape, nb=0):
-    """Sums ``grad`` (with ``nb`` leading stacked axes) down to ``shape``: undoes broadcasting."""
-    gshape = grad._value.shape
-    core = gshape[nb:]
-    shape = tuple(shape)
-    if core == shape:
-        return grad
-    lead = len(core) - len(shape)
-    axes = list(range(nb, nb + lead))
-    axes += [nb + lead + i for i, d in enumerate(shape) if d == 1 and core[lead + i] != 1]
-    reduced = reduce_sum(grad, axes) if axes else grad
-    return array_ops.reshape(reduced, gshape[:nb] + shape)
-
-
-def _kept_shape(x_shape, axes):
-    return tuple(1 if i in axes else d for i, d in enumerate(x_shape))
-
-
-def _broadcast_back(op, grad):
-    """Reshapes a reduction's (possibly stacked) gradient to keepdims form and broadcasts it to the input."""
-    nb = batch_ndim(op, grad)
-    x_shape = op.inputs[0]._value.shape
-    lead = grad._value.shape[:nb]
-    g = array_ops.reshape(grad, lead + _kept_shape(x_shape, op.attrs["axes"]))
-    return array_ops.broadcast_to(g, lead + x_shape), nb
-
-
-_PUBLIC_NAMES = {"Sum": "reduce_sum", "Mean": "reduce_mean", "Max": "reduce_max", "Min": "reduce_min",
-                 "Prod": "reduce_prod"}
-
-
-def _reduction(op_type, x, axis, keepdims):
-    if type(x) is not Tensor and hasattr(x, "_reduce_composite"):     # a RaggedTensor (tapeflow.ragged)
-        return x._reduce_composite(op_type, axis, keepdims)
-    x = to_tensor(x)
-    axes = axes_tuple(axis, x._value.ndim, op=_PUBLIC_NAMES[op_type])
-    return execute(op_type, (x,), {"axes": axes, "keepdims": bool(keepdims)})
-
-
-def _same_int_dtype(x):
-    """numpy widens int32 sums and products to int64; TensorFlow keeps the input's dtype."""
-    return x.dtype if x.dtype.kind in "iu" else None
-
-
-declare(reduction, "Sum", "Mean", "Max", "Min", "Prod")
+declare(reduction, "Mean", "Max", "Min", "Prod")
 declare(axis_attr_not_0("axis"), "Cumsum")
-
-
-@register_op("Sum")
-def _sum_fwd(x, axes, keepdims):
-    return np.add.reduce(x, axis=axes, dtype=_same_int_dtype(x), keepdims=keepdims)  # np.sum without its wrappers
-
-
-@RegisterGradient("Sum")
-def _sum_grad(op, grad):
-    return _broadcast_back(op, grad)[0]
-
-
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduction("Sum", input_tensor, axis, keepdims)
 
 
 _NATIVE_MEAN = (np.dtype(np.float32), np.dtype(np.float64))
@@ -98,22 +43,22 @@ def _mean_fwd(x, axes, keepdims):
 
 @RegisterGradient("Mean")
 def _mean_grad(op, grad):
-    g, _ = _broadcast_back(op, grad)
+    g, _ = broadcast_back(op, grad)
     x_shape = op.inputs[0]._value.shape
     count = int(np.prod([x_shape[a] for a in op.attrs["axes"]]))
     return math_ops.divide(g, Tensor(np.array(max(count, 1), g._value.dtype)))
 
 
 def reduce_mean(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduction("Mean", input_tensor, axis, keepdims)
+    return reduce_along("Mean", input_tensor, axis, keepdims)
 
 
 def _min_or_max_grad(op, grad):
     """Gradient flows to every element equal to the extremum, split evenly among ties."""
-    g, nb = _broadcast_back(op, grad)
+    g, nb = broadcast_back(op, grad)
     x = op.inputs[0]
     y = op.outputs[0]
-    y_b = array_ops.reshape(y, _kept_shape(x._value.shape, op.attrs["axes"]))
+    y_b = array_ops.reshape(y, kept_shape(x._value.shape, op.attrs["axes"]))
     hits = math_ops.cast(math_ops.equal(x, y_b), g.dtype)
     count = reduce_sum(hits, op.attrs["axes"], keepdims=True)
     return math_ops.multiply(math_ops.divide(hits, count), g)
@@ -140,25 +85,25 @@ RegisterGradient("Min")(_min_or_max_grad)
 
 
 def reduce_max(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduction("Max", input_tensor, axis, keepdims)
+    return reduce_along("Max", input_tensor, axis, keepdims)
 
 
 def reduce_min(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduction("Min", input_tensor, axis, keepdims)
+    return reduce_along("Min", input_tensor, axis, keepdims)
 
 
 @register_op("Prod")
 def _prod_fwd(x, axes, keepdims):
-    return np.prod(x, axis=axes, keepdims=keepdims, dtype=_same_int_dtype(x))
+    return np.prod(x, axis=axes, keepdims=keepdims, dtype=same_int_dtype(x))
 
 
 @RegisterGradient("Prod")
 def _prod_grad(op, grad):
-    g, _ = _broadcast_back(op, grad)
+    g, _ = broadcast_back(op, grad)
     x = op.inputs[0]
     axes = op.attrs["axes"]
     if np.all(x._value != 0):
-        y = array_ops.reshape(op.outputs[0], _kept_shape(x._value.shape, axes))
+        y = array_ops.reshape(op.outputs[0], kept_shape(x._value.shape, axes))
         return math_ops.multiply(g, math_ops.divide(y, x))
     return math_ops.multiply(g, _prod_of_others(x, axes))
 
@@ -180,7 +125,7 @@ def _prod_of_others(x, axes):
 
 
 def reduce_prod(input_tensor, axis=None, keepdims=False, name=None):
-    return _reduction("Prod", input_tensor, axis, keepdims)
+    return reduce_along("Prod", input_tensor, axis, keepdims)
 
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
@@ -206,7 +151,7 @@ no_gradient("Any")
 no_gradient("All")
 
 
-def _bool_reduction(op_type, name, x, axis, keepdims):
+def _boolreduce_along(op_type, name, x, axis, keepdims):
     x = to_tensor(x)
     if x._value.dtype != np.bool_:
         raise InvalidArgumentError(f"{name}: expected a bool tensor, got {x.dtype.name}")
@@ -214,11 +159,11 @@ def _bool_reduction(op_type, name, x, axis, keepdims):
 
 
 def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
-    return _bool_reduction("Any", "reduce_any", input_tensor, axis, keepdims)
+    return _boolreduce_along("Any", "reduce_any", input_tensor, axis, keepdims)
 
 
 def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
-    return _bool_reduction("All", "reduce_all", input_tensor, axis, keepdims)
+    return _boolreduce_along("All", "reduce_all", input_tensor, axis, keepdims)
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
@@ -348,7 +293,7 @@ def _spectral_norm(x, rows, cols):
 def _cumsum_fwd(x, axis, exclusive, reverse):
     if reverse:
         x = np.flip(x, axis)
-    out = np.cumsum(x, axis=axis, dtype=_same_int_dtype(x))
+    out = np.cumsum(x, axis=axis, dtype=same_int_dtype(x))
     if exclusive:
         out = np.concatenate([np.zeros_like(np.take(out, [0], axis=axis)), np.delete(out, -1, axis=axis)], axis=axis)
     return np.flip(out, axis) if reverse else out
