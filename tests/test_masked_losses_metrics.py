@@ -131,6 +131,18 @@ def test_per_sample_weight_weighs_every_step_of_its_sample():
                                rtol=1e-6)
 
 
+def test_weights_of_shape_batch_steps_1_are_squeezed_to_the_mask():
+    y_true = np.array([[1., 2.], [3., 4.]], "float32")[..., None]
+    y_pred = _masked(np.array([[1.5, 2.], [0., 4.]], "float32")[..., None], np.array([[True, False], [True, True]]))
+    weights = np.array([[2.], [1.], [3.], [1.]], "float32").reshape(2, 2, 1)
+    metric = tf.keras.metrics.MeanAbsoluteError()
+    metric.update_state(y_true, y_pred, sample_weight=weights)
+    # valid entries: errors .5 (weight 2), 3 (weight 3), 0 (weight 1)
+    np.testing.assert_allclose(metric.result().numpy(), (0.5 * 2 + 3 * 3 + 0) / 6, rtol=1e-6)
+    loss = tf.keras.losses.MeanAbsoluteError()(y_true, y_pred, sample_weight=weights)
+    np.testing.assert_allclose(loss.numpy(), (0.5 * 2 + 3 * 3 + 0) / 3, rtol=1e-6)   # over the 3 valid entries
+
+
 def test_mean_metric_ignores_masks_as_keras_does():
     values = _masked(np.array([[1., 2.], [3., 4.]], "float32"), np.array([[True, False], [False, False]]))
     metric = tf.keras.metrics.Mean()

@@ -16,8 +16,8 @@ from tapeflow.ops import reduction_ops as R
 from tapeflow.ops.common import to_tensor
 
 from .. import activations, backend
-from .masks import combine_masks, mask_of, weight_per_step
 from ..serialization_lib import deserialize_keras_object, keras_export, module_accessors, serialize_keras_object
+from .masks import combine_masks, mask_of, weight_per_step
 
 _REDUCTIONS = ("sum_over_batch_size", "mean", "sum", "none", "mean_with_sample_weight")
 

@@ -49,6 +49,8 @@ def masked_sample_weight(sample_weight, mask, dtype):
     if sample_weight is None:
         return mask
     sample_weight = math_ops.cast(weight_per_step(sample_weight, mask), dtype)
+    while len(sample_weight.shape) > len(mask.shape) and sample_weight.shape[-1] == 1:
+        sample_weight = array_ops.squeeze(sample_weight, -1)   # (batch, steps, 1) weights: Keras's rank rule
     return math_ops.multiply(sample_weight, mask)
 
 

@@ -51,8 +51,10 @@ class Merge(Layer):
     _mask_fill = None   # the value a masked entry takes; None: masks do not change the values
 
     def call(self, inputs, mask=None):
-        if self._mask_fill is not None and mask is not None and any(m is not None for m in mask):
-            return self._masked_call(inputs, mask)
+        if self._mask_fill is not None and mask is not None:
+            _check_masks(inputs, mask)
+            if any(m is not None for m in mask):
+                return self._masked_call(inputs, mask)
         out = inputs[0]
         for x in inputs[1:]:
             out = self._merge(out, x)
@@ -78,9 +80,7 @@ class Merge(Layer):
     def compute_mask(self, inputs, mask=None):
         if mask is None:
             return None
-        if not isinstance(mask, (list, tuple)) or len(mask) != len(inputs):
-            raise ValueError(f"A merge layer's `mask` should be a list with one entry per input "
-                             f"({len(inputs)} inputs). Received: mask={mask}")
+        _check_masks(inputs, mask)
         if any(m is None for m in mask):
             return None
         out = mask[0]
@@ -90,6 +90,12 @@ class Merge(Layer):
 
     def compute_output_shape(self, input_shape):
         return _broadcast_shapes(input_shape)
+
+
+def _check_masks(inputs, masks):
+    if not isinstance(masks, (list, tuple)) or len(masks) != len(inputs):
+        raise ValueError(f"A merge layer's `mask` should be a list with one entry per input "
+                         f"({len(inputs)} inputs). Received: mask={masks}")
 
 
 def _mask_like(mask, x):
