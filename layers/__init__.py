@@ -65,3 +65,4 @@ from .preprocessing import (CenterCrop, RandomBrightness, RandomContrast, Random
 from .core.masking import Masking  # noqa: F401
 from .rnn import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell,  # noqa: F401
                   StackedRNNCells, TimeDistributed)
+from .rnn import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401

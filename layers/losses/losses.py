@@ -17,6 +17,7 @@ from tapeflow.ops.common import to_tensor
 
 from .. import activations, backend
 from ..serialization_lib import deserialize_keras_object, keras_export, module_accessors, serialize_keras_object
+from .masks import combine_masks, mask_of, weight_per_step
 
 _REDUCTIONS = ("sum_over_batch_size", "mean", "sum", "none", "mean_with_sample_weight")
 
@@ -116,11 +117,12 @@ class Loss:
         self.dtype = dtype
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        keras_mask = mask_of(y_pred)   # read before any cast makes a new tensor
         y_pred = _float_pred(y_pred) if self.dtype is None else _tensor(y_pred, self.dtype)
         losses = self.call(y_true, y_pred)
-        mask = getattr(self, "_call_mask", None)
+        mask = combine_masks(keras_mask, getattr(self, "_call_mask", None))
         self._call_mask = None
-        return reduce_weighted_values(losses, sample_weight, mask, self.reduction)
+        return reduce_weighted_values(losses, weight_per_step(sample_weight, mask), mask, self.reduction)
 
     def call(self, y_true, y_pred):
         raise NotImplementedError(f"Loss subclasses must implement `call()`. Received: {type(self).__name__}")

@@ -1,5 +1,5 @@
 """Concatenate: joins a list of inputs along one axis."""
-from tapeflow.ops import array_ops
+from tapeflow.ops import array_ops, math_ops, reduction_ops
 
 from ..layer import Layer
 from ..serialization_lib import keras_export
@@ -40,6 +40,26 @@ class Concatenate(Layer):
 
     def call(self, inputs):
         return array_ops.concat(list(inputs), axis=self.axis)
+
+    def compute_mask(self, inputs, mask=None):
+        """Keras 3's rule: each input's mask widened to the input's shape (all True where it has none),
+        concatenated along ``axis``, then reduced with ``any`` over the last axis."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        if len(mask) != len(inputs):
+            raise ValueError(f"`mask` should have the same length as `inputs` ({len(inputs)}). Received: "
+                             f"mask={mask}")
+        full = []
+        for x, m in zip(inputs, mask):
+            everywhere = array_ops.ones_like(x, dtype="bool")
+            if m is None:
+                full.append(everywhere)
+                continue
+            m = math_ops.cast(m, "bool") if m.dtype.name != "bool" else m
+            for _ in range(len(x.shape) - len(m.shape)):
+                m = array_ops.expand_dims(m, -1)
+            full.append(math_ops.logical_and(m, everywhere))
+        return reduction_ops.reduce_any(array_ops.concat(full, axis=self.axis), axis=-1)
 
     def compute_output_shape(self, input_shape):
         axis = self._check(input_shape)

@@ -6,6 +6,7 @@ from tapeflow.ops import math_ops as M
 from tapeflow.ops import reduction_ops as R
 
 from ..losses import squeeze_or_expand_to_same_rank
+from ..losses.masks import mask_of, masked_sample_weight
 from ..serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
 from .base_metric import Metric, _ndim, _shape, _tensor
 
@@ -91,7 +92,11 @@ class MeanMetricWrapper(Mean):
             self._direction = "down"
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight=sample_weight)
+        mask = mask_of(y_pred)   # a Keras mask on the predictions: masked entries neither count nor weigh
+        values = self._fn(y_true, y_pred, **self._fn_kwargs)
+        if mask is not None:
+            sample_weight = masked_sample_weight(sample_weight, mask, self._dtype)
+        super().update_state(values, sample_weight=sample_weight)
 
     def get_config(self):
         config = super().get_config()

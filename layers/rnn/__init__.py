@@ -7,3 +7,6 @@ from .rnn import RNN  # noqa: F401
 from .simple_rnn import SimpleRNN, SimpleRNNCell  # noqa: F401
 from .stacked_rnn_cells import StackedRNNCells  # noqa: F401
 from .time_distributed import TimeDistributed  # noqa: F401
+from .conv_lstm1d import ConvLSTM1D  # noqa: F401
+from .conv_lstm2d import ConvLSTM2D  # noqa: F401
+from .conv_lstm3d import ConvLSTM3D  # noqa: F401
