@@ -10,6 +10,7 @@ a tensor loop (a temporary) is not carried out of it: it is left undefined.
 import numpy as np
 
 from ..control_flow import cond, while_loop
+from ..data import graph_iteration
 from ..framework import nest, recording
 from ..framework.conversion import convert_to_tensor
 from ..framework.tensor import Tensor
@@ -206,6 +207,10 @@ def for_stmt(iterable, body_fn, state, names, break_flag):
     flag = None if break_flag is None else names.index(break_flag)
     if isinstance(iterable, Variable):
         iterable = iterable._as_tensor()
+    if recording.tracing_graph() is not None:
+        iterator = graph_iteration.graph_iterator(iterable)
+        if iterator is not None:
+            return _dataset_loop(iterator, body_fn, state, names, flag)
     if not _symbolic(iterable):
         for item in iterable:
             if flag is not None and state[flag]:
@@ -229,3 +234,19 @@ def for_stmt(iterable, body_fn, state, names, break_flag):
         item = array_ops.gather(iterable, s[0])   # 0 <= s[0] < n
         return (math_ops.add(s[0], np.int32(1)),) + tuple(body_fn(item, *s[1:]))
     return _loop(test, body, state, names, "the for loop")[1:]
+
+
+def _dataset_loop(iterator, body_fn, state, names, flag):
+    """``for x in dataset`` in a trace: a While node that pulls an element per iteration (see
+    tapeflow/data/graph_iteration.py); the body runs under a cond on whether there was one."""
+    state = (convert_to_tensor(True),) + state
+    names = ("<more>",) + tuple(names)
+
+    def test(s):
+        return s[0] if flag is None else math_ops.logical_and(s[0], math_ops.logical_not(s[1 + flag]))
+
+    def body(s):
+        more, element = iterator.get_next_or_end()
+        new = if_stmt(more, lambda *values: body_fn(element, *values), lambda *values: values, s[1:], names[1:])
+        return (more,) + tuple(new)
+    return _loop(test, body, state, names, "the for loop over a dataset")[1:]

@@ -94,6 +94,10 @@ class Dataset:
 
     # -- iteration -------------------------------------------------------------
     def __iter__(self):
+        from . import graph_iteration
+        if graph_iteration.tracing():   # inside a tf.function: pulls at each call (graph_iteration.py)
+            graph_iteration.refuse_python_loop("dataset", 1)
+            return graph_iteration.dataset_iterator(self)
         from .iterator import OwnedIterator
         return OwnedIterator(self)
 
