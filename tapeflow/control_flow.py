@@ -219,8 +219,38 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     return _pack(then_s, list(outputs))
 
 
+def _unrepeatable(graph):
+    """What in ``graph`` (or its sub-graphs) gives another result when run again, such as pulling the next
+    element of a dataset iterator (an op whose forward declares ``unrepeatable``), or None."""
+    for op_type, _, attrs, _ in graph.nodes:
+        try:
+            what = getattr(recording.forward_of(op_type)[0], "unrepeatable", None)
+        except LookupError:    # a variable read or assign node
+            what = None
+        if what is not None:
+            return what
+        for value in attrs.values():
+            if isinstance(value, ConcreteFunction):
+                what = _unrepeatable(value.graph)
+                if what is not None:
+                    return what
+    return None
+
+
+def _refuse_rerun(functions, node):
+    """The gradients of If and While run their sub-graphs again: refused when that would not repeat them."""
+    for function in functions:
+        what = _unrepeatable(function.graph)
+        if what is not None:
+            raise NotImplementedError(f"Cannot differentiate through this {node}: its gradient runs the {node}'s "
+                                      f"sub-graph again, and the sub-graph {what}, which would not give the same "
+                                      "values a second time. Record the tape inside the loop body (a training "
+                                      "step per batch) instead of around the loop.")
+
+
 @RegisterGradient("If")
 def _if_grad(op, *upstream):
+    _refuse_rerun([op.attrs["then_branch"], op.attrs["else_branch"]], "tf.cond")
     pred, inputs = op.inputs[0], op.inputs[1:]
     wanted = [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype.is_complex]
     used = [k for k, o in enumerate(op.outputs) if o.dtype.is_floating or o.dtype.is_complex]
@@ -470,6 +500,7 @@ def _differentiable(t):
 @RegisterGradient("While")
 def _while_grad(op, *upstream):
     body = op.attrs["body"]
+    _refuse_rerun([body], "tf.while_loop")
     n = output_count(body)
     if not any(_differentiable(t) for t in op.inputs[:n]):
         return [None] * len(op.inputs)

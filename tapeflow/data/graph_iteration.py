@@ -166,6 +166,7 @@ def _get_next_or_end(handle, dtypes, shapes):
 
 for _op in ITERATOR_OPS:
     no_gradient(_op)
+_get_next.unrepeatable = _get_next_or_end.unrepeatable = "pulls the next element of a dataset iterator"
 
 
 # ------------------------------------------------------------- building ---
