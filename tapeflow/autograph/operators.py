@@ -7,6 +7,9 @@ become the outputs / loop variables; any other value (a list, a module, None)
 must come out as the very object that went in. A variable first assigned inside
 a tensor loop (a temporary) is not carried out of it: it is left undefined.
 """
+import contextlib
+import io
+
 import numpy as np
 
 from ..control_flow import cond, while_loop
@@ -15,7 +18,7 @@ from ..framework import nest, recording
 from ..framework.conversion import convert_to_tensor
 from ..framework.tensor import Tensor
 from ..framework.variables import Variable
-from ..function import GraphTensor
+from ..function import FuncGraph, GraphTensor
 from ..ops import array_ops, math_ops
 
 
@@ -238,7 +241,11 @@ def for_stmt(iterable, body_fn, state, names, break_flag):
 
 def _dataset_loop(iterator, body_fn, state, names, flag):
     """``for x in dataset`` in a trace: a While node that pulls an element per iteration (see
-    tapeflow/data/graph_iteration.py); the body runs under a cond on whether there was one."""
+    tapeflow/data/graph_iteration.py); the body runs under a cond on whether there was one.
+
+    When the element spec leaves a dimension unknown (the last batch may be smaller), the loop is traced
+    again with another size there, into a scratch graph: the body must give the same graph, since one
+    traced body serves every size (as tf.function checks an input_signature with unknown dimensions)."""
     state = (convert_to_tensor(True),) + state
     names = ("<more>",) + tuple(names)
 
@@ -249,4 +256,27 @@ def _dataset_loop(iterator, body_fn, state, names, flag):
         more, element = iterator.get_next_or_end()
         new = if_stmt(more, lambda *values: body_fn(element, *values), lambda *values: values, s[1:], names[1:])
         return (more,) + tuple(new)
-    return _loop(test, body, state, names, "the for loop over a dataset")[1:]
+
+    graph = recording.tracing_graph()
+    result = _loop(test, body, state, names, "the for loop over a dataset")[1:]
+    if iterator.has_unknown_dimensions:
+        scratch = FuncGraph(graph.name + "_size_check", parent=graph)
+        with graph_iteration.trace_size(graph_iteration.TRACE_SIZE + 1), recording.tracing_into(scratch), \
+                contextlib.redirect_stdout(io.StringIO()):
+            _loop(test, body, state, names, "the for loop over a dataset")
+        if _loop_fingerprint(graph) != _loop_fingerprint(scratch):
+            raise ValueError(
+                f"The body of this for loop over a dataset depends on the size of a dimension that the dataset's "
+                f"element_spec {iterator.element_spec} leaves unknown (traced at two sizes, it gives two different "
+                "graphs), so one traced loop cannot serve every element. Give the elements known shapes (e.g. "
+                "batch(..., drop_remainder=True)), or iterate the dataset in Python and call a tf.function per "
+                "batch (it is traced once per batch shape).")
+    return result
+
+
+def _loop_fingerprint(graph):
+    """The last While node of ``graph``: its sub-graphs and the constants it reads."""
+    op, refs, attrs, _ = next(node for node in reversed(graph.nodes) if node[0] == "While")
+    constants = [graph.constants[r[1]] for r in refs if r[0] == "const"]
+    return ([attrs[k].graph.signature_of_nodes() for k in ("cond", "body")],
+            [(c.dtype.str, c.shape, c.tobytes()) for c in constants])

@@ -45,8 +45,10 @@ the loop: a tape watching a While that pulls elements would need the loop run
 again, which would pull other elements, so control_flow.py refuses it; a tape
 inside the loop body (a training step) works as usual.
 """
+import contextlib
 import dis
 import sys
+import threading
 
 import numpy as np
 
@@ -65,6 +67,24 @@ GET_NEXT = "IteratorGetNext"
 GET_NEXT_OR_END = "IteratorGetNextOrEnd"
 ITERATOR_OPS = frozenset((DATASET_ITERATOR, CAPTURED_ITERATOR, GET_NEXT, GET_NEXT_OR_END))
 TRACE_SIZE = 2   # the size a trace gives dimensions the element spec leaves unknown
+
+
+class _TraceSize(threading.local):
+    size = TRACE_SIZE
+
+
+_trace_size = _TraceSize()
+
+
+@contextlib.contextmanager
+def trace_size(size):
+    """Traces in this block give unknown dimensions of elements the size ``size`` (to check that a loop
+    body does not depend on it)."""
+    saved, _trace_size.size = _trace_size.size, size
+    try:
+        yield
+    finally:
+        _trace_size.size = saved
 
 
 def _handle(iterator):
@@ -140,7 +160,7 @@ def _placeholder(dtype, shape, size):
 
 
 def _trace_components(handle, dtypes, shapes):
-    return tuple(_placeholder(d, s, TRACE_SIZE) for d, s in zip(dtypes, shapes))
+    return tuple(_placeholder(d, s, _trace_size.size) for d, s in zip(dtypes, shapes))
 
 
 def _trace_components_or_end(handle, dtypes, shapes):
@@ -194,6 +214,10 @@ class GraphIterator:
     @property
     def element_spec(self):
         return self._element_spec
+
+    @property
+    def has_unknown_dimensions(self):
+        return any(s.shape.rank is None or None in s.shape.dims for s in self._leaves)
 
     def __iter__(self):
         return self
