@@ -621,8 +621,10 @@ class Function:
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if recording.tracing_graph() is not None or functions_run_eagerly():
-            return self._python_function(*args, **kwargs)  # nested tf.function: traced inline
+        if functions_run_eagerly():
+            return self._python_function(*args, **kwargs)
+        if recording.tracing_graph() is not None:
+            return self._traced_function()(*args, **kwargs)  # nested tf.function: traced inline, converted
         key, tensors, structured = self._canonical(args, kwargs)
         traced_before = self._tracing_count
         concrete = self._concrete_for(key, tensors, structured)

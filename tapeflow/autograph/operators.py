@@ -20,6 +20,7 @@ from ..framework.tensor import Tensor
 from ..framework.variables import Variable
 from ..function import FuncGraph, GraphTensor
 from ..ops import array_ops, math_ops
+from .calls import converted_call  # noqa: F401  (what converted code calls as ag__.converted_call)
 
 
 class Undefined:
