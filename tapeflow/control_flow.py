@@ -33,7 +33,7 @@ from .framework import nest
 from .framework import recording
 from .framework.conversion import convert_to_tensor
 from .framework.errors import InvalidArgumentError
-from .framework.recording import execute
+from .framework.recording import execute, state_node_parts, state_op_variable_counts
 from .framework.registry import RegisterGradient
 from .framework.tensor import Tensor
 from .framework.tensor_shape import TensorShape
@@ -91,7 +91,13 @@ def _subgraphs(graph):
 
 
 def _assigned_variables(graph):
-    found = {id(graph.variables[attrs["variable"]]) for op, _, attrs, _ in graph.nodes if op == VARIABLE_ASSIGN}
+    """Ids of the variables ``graph`` (or a sub-graph) changes: assigns and state ops (optimizer updates)."""
+    found = set()
+    for op, _, attrs, _ in graph.nodes:
+        if op == VARIABLE_ASSIGN:
+            found.add(id(graph.variables[attrs["variable"]]))
+        elif state_op_variable_counts(op) is not None:
+            found.update(id(graph.variables[i]) for i in state_node_parts(attrs)[0])
     for sub in _subgraphs(graph):
         found |= _assigned_variables(sub)
     return found

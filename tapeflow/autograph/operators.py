@@ -20,6 +20,7 @@ from ..framework.tensor import Tensor
 from ..framework.variables import Variable
 from ..function import FuncGraph, GraphTensor
 from ..ops import array_ops, math_ops
+from ..tensor_array import TensorArray
 from .calls import converted_call  # noqa: F401  (what converted code calls as ag__.converted_call)
 
 
@@ -62,10 +63,12 @@ def _symbolic(value):
 def _is_tensor_value(value):
     """A value a tensor statement carries as a tensor (a Variable that a statement assigns to the name
     becomes its value, as a tensor)."""
-    return isinstance(value, (Tensor, Variable, bool, int, float, np.generic, np.ndarray))
+    return isinstance(value, (Tensor, Variable, TensorArray, bool, int, float, np.generic, np.ndarray))
 
 
 def _tensor(value):
+    if isinstance(value, TensorArray):   # carried as the tensor behind it (control_flow.py flattens it)
+        return value
     return value._as_tensor() if isinstance(value, Variable) else convert_to_tensor(value)
 
 
@@ -130,6 +133,7 @@ def if_stmt(test, true_fn, false_fn, state, names):
             _explain_branches(kept, names, error)
             raise
         break
+    skipped |= _one_sided(kept, state)   # a Python object (a GradientTape) new in one branch only
     _explain_branches(kept, names, None, skipped)
     outputs = iter(outputs)
     return tuple(Undefined(names[i]) if i in skipped else next(outputs) if _is_tensor_value(t) else t
@@ -147,7 +151,7 @@ def _explain_branches(kept, names, error, skipped=()):
     if "true" not in kept or "false" not in kept:
         return
     for i, (name, a, b) in enumerate(zip(names, kept["true"], kept["false"])):
-        if i in skipped:
+        if i in skipped or (isinstance(a, Undefined) and isinstance(b, Undefined)):
             continue
         if _is_tensor_value(a) != _is_tensor_value(b) or (not _is_tensor_value(a) and a is not b):
             branch = "else" if isinstance(b, Undefined) else "main"
