@@ -123,7 +123,7 @@ def _trace_one(fn, specs, parent, local, name, what):
     return graph, structure
 
 
-def _close(graph, shared, position):
+def close_subgraph(graph, shared, position):
     """Turns the graph's captures into trailing inputs: ``shared`` (the node's extra inputs)."""
     first = len(graph.inputs)
     moved = {("capture", i): ("in", first + position[id(t)]) for i, t in enumerate(graph.captures)}
@@ -160,7 +160,7 @@ def trace_subgraphs(functions, specs, name, what):
     functions = []
     for g in graphs:
         outputs = g.structured_outputs
-        _close(g, shared, position)
+        close_subgraph(g, shared, position)
         function = ConcreteFunction(g, name=g.name)
         function.trace_outputs = [t._value for t in outputs]
         functions.append(function)

@@ -158,15 +158,15 @@ def _model(seed):
 def test_training_loop_over_a_dataset_matches_eager():
     # The custom-training-loop pattern with the loop itself in the tf.function: `for x, y in train_ds`.
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(40, 4)).astype("float32")
-    y = rng.integers(0, 3, size=40).astype("int32")
+    x = rng.normal(size=(44, 4)).astype("float32")
+    y = rng.integers(0, 3, size=44).astype("int32")
 
     def run(decorate):
         model = _model(1)
-        optimizer = tf.keras.optimizers.SGD(0.05, momentum=0.9)
+        optimizer = tf.keras.optimizers.Adam(0.01)
         loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         accuracy = tf.keras.metrics.SparseCategoricalAccuracy()
-        ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(40, seed=5).batch(8, drop_remainder=True)
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(44, seed=5).batch(8)   # the last batch has 4
 
         def train_epoch(dataset, max_steps):
             total = 0.0
@@ -188,7 +188,7 @@ def test_training_loop_over_a_dataset_matches_eager():
         return history, model.get_weights(), float(accuracy.result()), step
     traced, weights, accuracy, function = run(True)
     eager, eager_weights, eager_accuracy, _ = run(False)
-    assert [s for _, s in traced] == [5, 3, 5]
+    assert [s for _, s in traced] == [6, 3, 6]
     np.testing.assert_allclose([m for m, _ in traced], [m for m, _ in eager], rtol=1e-5)
     for a, b in zip(weights, eager_weights):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
@@ -228,19 +228,33 @@ def test_unknown_batch_dimension():
             s += tf.reduce_sum(x * x)
         return s
     assert float(total(ds)) == float(np.sum(np.arange(10.0) ** 2))
+    ops = [op for op in _all_operations(total.get_concrete_function(ds).graph)]
+    assert "If" in ops and "DatasetLoopBody" not in ops     # one graph serves every batch size
 
-    w = tf.Variable(1.0)
+    w = tf.Variable(1.5)
 
-    @tf.function
-    def mean_gradients(dataset):
+    def mean_gradients(dataset):    # the mean's gradient divides by the batch size: a body per size
         s = tf.constant(0.0)
         for x in dataset:
             with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(x * w)
+                loss = tf.reduce_mean(x * w * w)
             s += tape.gradient(loss, w)
         return s
-    with pytest.raises(ValueError, match="depends on the size of a dimension that the dataset's element_spec"):
-        mean_gradients(ds)
+    traced = tf.function(mean_gradients)
+    expected = float(mean_gradients(ds))
+    assert expected == pytest.approx(2 * 1.5 * (np.mean([0, 1, 2, 3]) + np.mean([4, 5, 6, 7]) + np.mean([8, 9])))
+    assert [float(traced(ds)) for _ in range(2)] == [expected] * 2
+    assert "DatasetLoopBody" in _all_operations(traced.get_concrete_function(ds).graph)
+    assert traced.experimental_get_tracing_count() == 1
+
+    @tf.function
+    def last_row_sums(dataset):
+        last = tf.zeros([2])
+        for x in dataset:
+            last = tf.reduce_sum(x, axis=1) * tf.cast(tf.shape(x)[0], tf.float32)
+        return last
+    with pytest.raises(ValueError, match="leaves an iteration with shape \(1,\); a loop variable keeps its shape"):
+        last_row_sums(ds)
 
 
 def test_what_cannot_be_done_fails_clearly(tmp_path):

@@ -7,9 +7,6 @@ become the outputs / loop variables; any other value (a list, a module, None)
 must come out as the very object that went in. A variable first assigned inside
 a tensor loop (a temporary) is not carried out of it: it is left undefined.
 """
-import contextlib
-import io
-
 import numpy as np
 
 from ..control_flow import cond, while_loop
@@ -18,7 +15,7 @@ from ..framework import nest, recording
 from ..framework.conversion import convert_to_tensor
 from ..framework.tensor import Tensor
 from ..framework.variables import Variable
-from ..function import FuncGraph, GraphTensor
+from ..function import GraphTensor
 from ..ops import array_ops, math_ops
 from ..tensor_array import TensorArray
 from .calls import converted_call  # noqa: F401  (what converted code calls as ag__.converted_call)
@@ -218,7 +215,8 @@ def for_stmt(iterable, body_fn, state, names, break_flag):
     if recording.tracing_graph() is not None:
         iterator = graph_iteration.graph_iterator(iterable)
         if iterator is not None:
-            return _dataset_loop(iterator, body_fn, state, names, flag)
+            from .dataset_loops import dataset_loop
+            return dataset_loop(iterator, body_fn, state, names, flag)
     if not _symbolic(iterable):
         for item in iterable:
             if flag is not None and state[flag]:
@@ -243,45 +241,3 @@ def for_stmt(iterable, body_fn, state, names, break_flag):
         return (math_ops.add(s[0], np.int32(1)),) + tuple(body_fn(item, *s[1:]))
     return _loop(test, body, state, names, "the for loop")[1:]
 
-
-def _dataset_loop(iterator, body_fn, state, names, flag):
-    """``for x in dataset`` in a trace: a While node that pulls an element per iteration (see
-    tapeflow/data/graph_iteration.py); the body runs under a cond on whether there was one.
-
-    When the element spec leaves a dimension unknown (the last batch may be smaller), the loop is traced
-    again with another size there, into a scratch graph: the body must give the same graph, since one
-    traced body serves every size (as tf.function checks an input_signature with unknown dimensions)."""
-    state = (convert_to_tensor(True),) + state
-    names = ("<more>",) + tuple(names)
-
-    def test(s):
-        return s[0] if flag is None else math_ops.logical_and(s[0], math_ops.logical_not(s[1 + flag]))
-
-    def body(s):
-        more, element = iterator.get_next_or_end()
-        new = if_stmt(more, lambda *values: body_fn(element, *values), lambda *values: values, s[1:], names[1:])
-        return (more,) + tuple(new)
-
-    graph = recording.tracing_graph()
-    result = _loop(test, body, state, names, "the for loop over a dataset")[1:]
-    if iterator.has_unknown_dimensions:
-        scratch = FuncGraph(graph.name + "_size_check", parent=graph)
-        with graph_iteration.trace_size(graph_iteration.TRACE_SIZE + 1), recording.tracing_into(scratch), \
-                contextlib.redirect_stdout(io.StringIO()):
-            _loop(test, body, state, names, "the for loop over a dataset")
-        if _loop_fingerprint(graph) != _loop_fingerprint(scratch):
-            raise ValueError(
-                f"The body of this for loop over a dataset depends on the size of a dimension that the dataset's "
-                f"element_spec {iterator.element_spec} leaves unknown (traced at two sizes, it gives two different "
-                "graphs), so one traced loop cannot serve every element. Give the elements known shapes (e.g. "
-                "batch(..., drop_remainder=True)), or iterate the dataset in Python and call a tf.function per "
-                "batch (it is traced once per batch shape).")
-    return result
-
-
-def _loop_fingerprint(graph):
-    """The last While node of ``graph``: its sub-graphs and the constants it reads."""
-    op, refs, attrs, _ = next(node for node in reversed(graph.nodes) if node[0] == "While")
-    constants = [graph.constants[r[1]] for r in refs if r[0] == "const"]
-    return ([attrs[k].graph.signature_of_nodes() for k in ("cond", "body")],
-            [(c.dtype.str, c.shape, c.tobytes()) for c in constants])

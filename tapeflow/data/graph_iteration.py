@@ -151,7 +151,9 @@ def _numpy_dtype(name):
     return dtypes.as_dtype(name)._np
 
 
-def _placeholder(dtype, shape, size):
+def placeholder_value(dtype, shape, size=None):
+    """A value standing for a component of dtype name ``dtype`` and ``shape`` while tracing (unknown
+    dimensions of ``size``): ones for floating point, zeros otherwise (a valid index or label)."""
     shape = tuple(size if d is None else d for d in shape)
     if dtype == "string":
         return np.full(shape, b"", dtype=object)
@@ -160,7 +162,7 @@ def _placeholder(dtype, shape, size):
 
 
 def _trace_components(handle, dtypes, shapes):
-    return tuple(_placeholder(d, s, _trace_size.size) for d, s in zip(dtypes, shapes))
+    return tuple(placeholder_value(d, s, _trace_size.size) for d, s in zip(dtypes, shapes))
 
 
 def _trace_components_or_end(handle, dtypes, shapes):
