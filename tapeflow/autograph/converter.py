@@ -19,10 +19,15 @@ pure::
 a ``return`` inside a converted statement (or a loop's ``else``) is kept as
 Python, behind a test that raises a clear error when the condition is a tensor.
 
-The rewritten function is compiled from the tree and rebuilt with
-``types.FunctionType`` from its code object, sharing the original's globals and
-closure cells: nothing is exec'd or eval'd, and only the user's own function,
-already being run, is ever compiled.
+Every call ``f(args)`` becomes ``ag__.converted_call(f, (args,), kwargs)``,
+which converts ``f`` first when it is user code (calls.py): conversion is
+recursive, as in TensorFlow. Calls of ``super()``, ``locals()`` and the other
+builtins that read their caller's frame are left as they are.
+
+The rewritten function is compiled from the tree once per code object (a cache
+keyed by the original code) and rebuilt with ``types.FunctionType`` from its
+code object, sharing the original's globals and closure cells: nothing is
+exec'd or eval'd, and only the user's own functions are ever compiled.
 """
 import ast
 import functools

@@ -21,13 +21,13 @@ loop's sub-graphs like any other tensor. Four non-differentiable, impure ops
     IteratorGetNextOrEnd(handle; dtypes, shapes)  -> has_value (bool), then the components
                                                      (zeros when the iterator is exhausted)
 
-AutoGraph (tapeflow/autograph/operators.py) turns ``for x in ds`` into::
+AutoGraph (tapeflow/autograph/dataset_loops.py) turns ``for x in ds`` into::
 
     handle = DatasetIterator(ds)
     more = True
     while more [and not break]:
         more, *x = IteratorGetNextOrEnd(handle)
-        if more:            # a cond: the body runs only on a real element
+        if more:            # the body runs only on a real element
             <body>
 
 ``iter(ds)`` inside a function gives a GraphIterator (the handle and the element
