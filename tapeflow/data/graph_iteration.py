@@ -126,11 +126,17 @@ def _eager():
     return recording.init_scope()
 
 
+def _next_element(iterator):
+    state = recording.current()
+    if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers):
+        return iterator._next_element()     # nothing records on this thread: nothing to hide
+    with _eager():
+        return iterator._next_element()
+
+
 def _pull(handle, dtypes, shapes):
     """The next element's components (arrays), or None at the end."""
-    iterator = handle[()]
-    with _eager():
-        element = iterator._next_element()
+    element = _next_element(handle[()])
     if element is _END:
         return None
     components = structure.leaves(element)
@@ -140,11 +146,17 @@ def _pull(handle, dtypes, shapes):
     out = []
     for i, (c, dtype, shape) in enumerate(zip(components, dtypes, shapes)):
         c = np.asarray(c)
-        if c.dtype != np.dtype(_numpy_dtype(dtype)) or not TensorShape(shape).is_compatible_with(c.shape):
+        if c.dtype != _numpy_dtype(dtype) or not _fits(c.shape, shape):
             raise InvalidArgumentError(f"Component {i} of a dataset element is a {c.dtype} array of shape "
                                        f"{c.shape}, not the {dtype} {TensorShape(shape)} of its element_spec")
         out.append(c)
     return out
+
+
+def _fits(shape, spec_shape):
+    if spec_shape is None:
+        return True
+    return len(shape) == len(spec_shape) and all(d is None or d == n for n, d in zip(shape, spec_shape))
 
 
 def _numpy_dtype(name):
