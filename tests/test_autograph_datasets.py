@@ -1,6 +1,7 @@
 """Datasets inside tf.function: ``for x in ds``, ``iter(ds)`` and ``next(it)`` become graph ops that pull
 elements at each call (tapeflow/data/graph_iteration.py), as TensorFlow's guides describe; what cannot be
 done (saving the capture, differentiating through the loop, a size-dependent body) fails clearly."""
+import itertools
 import os
 
 import numpy as np
@@ -295,3 +296,47 @@ def test_what_cannot_be_done_fails_clearly(tmp_path):
         return tf.add_n([x for x in ds])
     with pytest.raises(NotImplementedError, match="a comprehension"):
         comprehension()
+
+
+def test_reduce_enumerate_zip_and_strings_in_a_function():
+    ds = tf.data.Dataset.from_tensor_slices(np.arange(6, dtype=np.float32)).shuffle(6)
+
+    @tf.function
+    def folds():
+        total = ds.reduce(tf.constant(0.0), lambda s, x: s + x)
+        squares, count = ds.take(4).reduce((0.0, 0), lambda s, x: (s[0] + x * x, s[1] + 1))
+        return total, squares, count
+    for _ in range(2):   # folded at each call, whatever the shuffled order
+        total, squares, count = folds()
+        assert float(total) == 15.0 and int(count) == 4
+        assert float(squares) in {float(sum(c * c for c in combo)) for combo in itertools.combinations(range(6), 4)}
+    assert "While" in _all_operations(folds.get_concrete_function().graph)
+
+    @tf.function
+    def enumerate_and_zip():
+        index_sum = tf.constant(0, tf.int64)
+        for i, x in enumerate(ds):
+            index_sum += i
+        doubled_minus = tf.constant(0.0)
+        for a, b in zip(ds, ds.map(lambda v: v * 2.0)):    # each shuffled on its own: the sum is 15
+            doubled_minus += b - a
+        return index_sum, doubled_minus
+    assert [float(v) for v in enumerate_and_zip()] == [15.0, 15.0]
+
+    words = tf.data.Dataset.from_tensor_slices(["a", "bc", "def"])
+
+    @tf.function
+    def last_word():
+        count, last = 0, tf.constant("")
+        for w in words:
+            count += 1
+            last = w
+        return count, last
+    count, last = last_word()
+    assert int(count) == 3 and last.numpy() == b"def"
+
+    @tf.function
+    def numpy_values():
+        return next(ds.as_numpy_iterator())
+    with pytest.raises(RuntimeError, match="only supported in eager mode"):
+        numpy_values()

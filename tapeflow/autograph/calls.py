@@ -10,6 +10,8 @@ AutoGraph does, whether ``f`` is converted before it is called:
 - a callable object of a user class: its ``__call__``, the same way;
 - a tf.function: called as it is (a trace inlines it, converted by its own
   ``autograph`` setting);
+- ``enumerate`` and ``zip`` of datasets give datasets (``ds.enumerate()``,
+  ``Dataset.zip``), as TensorFlow's AutoGraph overloads them;
 - anything else runs unconverted: builtins, tapeflow's own functions and classes
   (Keras layers included), code in the standard library or installed packages
   (site-packages), lambdas, generators, and functions marked with
@@ -59,7 +61,25 @@ def _converted(fn):
 
 def converted_call(f, args, kwargs):
     """``f(*args, **kwargs)``, with ``f`` converted first when it is user code."""
+    if (f is enumerate or f is zip) and args and _is_dataset(args[0]):
+        return _dataset_builtin(f, args, kwargs or {})
     return _target(f)(*args, **(kwargs or {}))
+
+
+def _is_dataset(value):
+    from ..data import Dataset
+    return isinstance(value, Dataset)
+
+
+def _dataset_builtin(f, args, kwargs):
+    """``enumerate(ds)`` and ``zip(ds1, ds2)`` of datasets are datasets (``ds.enumerate()``,
+    ``Dataset.zip``), so a for loop over them is a graph loop too."""
+    if f is enumerate:
+        return args[0].enumerate(*args[1:], **kwargs)
+    if kwargs or not all(_is_dataset(a) for a in args):
+        return zip(*args, **kwargs)
+    from ..data import Dataset
+    return Dataset.zip(tuple(args))
 
 
 def _target(f):

@@ -312,3 +312,25 @@ def _instruction_at(code, offset):
         if instruction.offset == offset:
             return instruction.opname
     return None
+
+
+def reduce_in_graph(dataset, initial_state, reduce_func):
+    """``dataset.reduce`` inside a tf.function: the fold is a graph loop (autograph/dataset_loops.py), so
+    every call folds the elements afresh."""
+    from ..autograph.dataset_loops import dataset_loop
+    from ..framework import nest
+    from ..framework.conversion import convert_to_tensor
+    state = nest.map_structure(convert_to_tensor, initial_state)
+    flat = nest.flatten(state)
+
+    def body(element, *leaves):
+        new = reduce_func(nest.pack_sequence_as(state, list(leaves)), element)
+        try:
+            nest.assert_same_structure(state, new)
+        except (ValueError, TypeError):
+            raise TypeError(f"The element types for the new state must match the initial state. Expected "
+                            f"{state}; got {new}.") from None
+        return tuple(convert_to_tensor(v) for v in nest.flatten(new))
+    names = tuple(f"<reduce state {i}>" for i in range(len(flat)))
+    result = dataset_loop(dataset_iterator(dataset), body, tuple(flat), names, None)
+    return nest.pack_sequence_as(state, list(result))
