@@ -474,9 +474,9 @@ class Function:
         if not self._options.get("autograph", True):
             return self._python_function
         converted = getattr(self, "_converted", None)
-        if converted is None:
-            from .autograph import convert
-            converted = self._converted = convert(self._python_function)
+        if converted is None:   # user code only, as for the functions it calls (tapeflow's own is not converted)
+            from .autograph.calls import converted_target
+            converted = self._converted = converted_target(self._python_function)
         return converted
 
     @property

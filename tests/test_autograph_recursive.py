@@ -137,3 +137,12 @@ def test_converted_code_is_compiled_once_per_definition():
         return make(1.0)(x) + make(5.0)(x)
     assert float(f(tf.constant(7.0))) == 8.0
     assert float(f(tf.constant(0.5))) == 1.0
+
+
+def test_a_bound_method_given_to_tf_function_is_converted():
+    scaler = Scaler(3.0)
+    apply = tf.function(scaler.apply)
+    assert [float(apply(tf.constant(v))) for v in (2.0, -2.0)] == [6.0, -5.0]
+    assert apply.experimental_get_tracing_count() == 1
+    relu = tf.function(tf.nn.relu)          # tapeflow's own functions run as they are written
+    assert relu._traced_function() is tf.nn.relu and float(relu(tf.constant(-1.0))) == 0.0

@@ -63,7 +63,7 @@ def converted_call(f, args, kwargs):
     """``f(*args, **kwargs)``, with ``f`` converted first when it is user code."""
     if (f is enumerate or f is zip) and args and _is_dataset(args[0]):
         return _dataset_builtin(f, args, kwargs or {})
-    return _target(f)(*args, **(kwargs or {}))
+    return converted_target(f)(*args, **(kwargs or {}))
 
 
 def _is_dataset(value):
@@ -82,7 +82,8 @@ def _dataset_builtin(f, args, kwargs):
     return Dataset.zip(tuple(args))
 
 
-def _target(f):
+def converted_target(f):
+    """What calling ``f`` in converted code runs: ``f`` converted when it is user code, else ``f``."""
     if isinstance(f, types.FunctionType):
         return _converted(f)
     if isinstance(f, types.MethodType):
@@ -90,7 +91,7 @@ def _target(f):
         converted = _converted(func) if isinstance(func, types.FunctionType) else func
         return f if converted is func else types.MethodType(converted, f.__self__)
     if isinstance(f, functools.partial):
-        target = _target(f.func)
+        target = converted_target(f.func)
         return f if target is f.func else functools.partial(target, *f.args, **f.keywords)
     if inspect.isclass(f) or isinstance(f, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         return f
