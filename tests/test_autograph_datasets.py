@@ -199,8 +199,8 @@ def test_training_loop_over_a_dataset_matches_eager():
 
 def test_dataset_built_inside_the_function_with_tf_print(capfd):
     # The AutoGraph guide's loop: the dataset is made in the function; the step counter is a tensor.
-    def make_dataset():
-        return tf.data.Dataset.from_tensor_slices(np.arange(25, dtype=np.float32)).batch(5)
+    def make_dataset():   # map's function is probed for its output spec: eagerly, not into the trace
+        return tf.data.Dataset.from_tensor_slices(np.arange(25, dtype=np.float32)).map(lambda v: v * 1.0).batch(5)
 
     @tf.function
     def train():
@@ -216,6 +216,7 @@ def test_dataset_built_inside_the_function_with_tf_print(capfd):
         step, loss = train()
         assert (int(step), float(loss)) == (5, 110.0)
     assert capfd.readouterr().err.splitlines() == ["Step 2 : loss 35", "Step 4 : loss 85"] * 2
+    assert [op.type for op in train.get_concrete_function().graph.get_operations()] == ["DatasetIterator", "While"]
 
 
 def test_unknown_batch_dimension():
