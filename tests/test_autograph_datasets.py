@@ -341,3 +341,27 @@ def test_reduce_enumerate_zip_and_strings_in_a_function():
         return next(ds.as_numpy_iterator())
     with pytest.raises(RuntimeError, match="only supported in eager mode"):
         numpy_values()
+
+
+def test_a_for_loop_over_a_dataset_with_a_return_is_refused_clearly():
+    ds = tf.data.Dataset.range(5)
+
+    @tf.function
+    def find(limit):
+        for x in ds:
+            if x > limit:
+                return x
+        return tf.constant(-1, tf.int64)
+    with pytest.raises(NotImplementedError, match="a for loop with a return statement or an else clause over a "
+                                                   "dataset"):
+        find(tf.constant(2, tf.int64))
+
+    @tf.function
+    def find_with_break(limit):
+        found = tf.constant(-1, tf.int64)
+        for x in ds:
+            if x > limit:
+                found = x
+                break
+        return found
+    assert [int(find_with_break(tf.constant(v, tf.int64))) for v in (2, 7)] == [3, -1]

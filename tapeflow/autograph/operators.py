@@ -82,6 +82,9 @@ def python_iterable(iterable, what):
     if _symbolic(iterable):
         raise NotImplementedError(f"tapeflow's AutoGraph does not convert {what} over a tensor; use "
                                   "tf.while_loop, or move the loop out of the tf.function")
+    if recording.tracing_graph() is not None and graph_iteration.is_iterable_in_graph(iterable):
+        raise NotImplementedError(f"tapeflow's AutoGraph does not convert {what} over a dataset; keep the "
+                                  "result in a variable and break out of the loop instead of returning")
     return iterable
 
 

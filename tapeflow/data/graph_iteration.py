@@ -280,6 +280,12 @@ def captured_iterator(iterator):
     return GraphIterator(execute(CAPTURED_ITERATOR, (), {"iterator": iterator}), spec)
 
 
+def is_iterable_in_graph(iterable):
+    """Whether a trace iterates ``iterable`` with graph ops (a dataset or a dataset iterator)."""
+    from .dataset import Dataset
+    return isinstance(iterable, (Dataset, GraphIterator, OwnedIterator))
+
+
 def graph_iterator(iterable):
     """While tracing: a GraphIterator for a dataset or a dataset iterator, None for anything else."""
     from .dataset import Dataset
