@@ -37,6 +37,12 @@ class Shifted(Scaler):
     def apply(self, x):
         return super().apply(x) + 1.0
 
+    def __call__(self, x):
+        y = x
+        if tf.reduce_sum(x) > 0:
+            y = super().__call__(x)     # super() inside a converted if (a generated function)
+        return y
+
 
 def _op_types(function, *args):
     return [op.type for op in function.get_concrete_function(*args).graph.get_operations()]
@@ -57,15 +63,15 @@ def test_a_helper_with_a_tensor_if_becomes_a_cond():
 def test_methods_super_and_callable_objects_are_converted():
     @tf.function
     def f(x):
-        return Scaler(3.0).apply(x), Shifted(2.0).apply(x), Scaler(0.0)(x)
+        return Scaler(3.0).apply(x), Shifted(2.0).apply(x), Scaler(0.0)(x), Shifted(0.0)(x)
     for value in ([1.0, 2.0], [-1.0, -2.0]):
         x = tf.constant(value)
         got = f(x)
-        expected = (Scaler(3.0).apply(x), Shifted(2.0).apply(x), Scaler(0.0)(x))
+        expected = (Scaler(3.0).apply(x), Shifted(2.0).apply(x), Scaler(0.0)(x), Shifted(0.0)(x))
         for a, b in zip(got, expected):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
     assert f.experimental_get_tracing_count() == 1
-    assert _op_types(f, tf.constant([1.0, 2.0])).count("If") == 2
+    assert _op_types(f, tf.constant([1.0, 2.0])).count("If") == 3
     assert "While" in _op_types(f, tf.constant([1.0, 2.0]))
 
 

@@ -399,8 +399,26 @@ def _converted_node(fn):
     transformer = ControlFlowTransformer()
     node = transformer.visit(node)
     if "__class__" in fn.__code__.co_freevars:   # zero-argument super() finds the class through this cell
+        _explicit_super(node)
         node.body.insert(0, ast.Expr(value=_name("__class__")))
     return node, transformer.counter + calls.count
+
+
+def _explicit_super(node):
+    """``super()`` -> ``super(__class__, self)`` in a method: a statement AutoGraph moves into a generated
+    function would otherwise look for the class and instance in that function's frame."""
+    params = node.args.posonlyargs + node.args.args
+    if not params:
+        return
+    stack = list(node.body)
+    while stack:
+        call = stack.pop()
+        if isinstance(call, ast.ClassDef):   # its methods' super() is their own class's
+            continue
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "super" \
+                and not call.args and not call.keywords:
+            call.args = [_name("__class__"), _name(params[0].arg)]
+        stack.extend(ast.iter_child_nodes(call))
 
 
 def _locate(tree, line):
