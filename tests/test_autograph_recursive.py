@@ -152,3 +152,27 @@ def test_a_bound_method_given_to_tf_function_is_converted():
     assert apply.experimental_get_tracing_count() == 1
     relu = tf.function(tf.nn.relu)          # tapeflow's own functions run as they are written
     assert relu._traced_function() is tf.nn.relu and float(relu(tf.constant(-1.0))) == 0.0
+
+
+def test_python_side_effects_of_a_converted_helper_happen_at_trace_time(capfd):
+    # The guide's rule (print traces, tf.print executes) holds through a converted helper.
+    def report(x):
+        print("Traced with", x)
+        if x > 0:
+            tf.print("Executed with", x)
+        return x
+
+    @tf.function
+    def f(x):
+        return report(x)
+    f(1)
+    f(1)
+    f(2)
+    captured = capfd.readouterr()
+    assert captured.out.splitlines() == ["Traced with 1", "Traced with 2"]
+    assert captured.err.splitlines() == ["Executed with 1", "Executed with 1", "Executed with 2"]
+    assert f.experimental_get_tracing_count() == 2
+    f(tf.constant(3))
+    f(tf.constant(-3))
+    assert capfd.readouterr().err.splitlines() == ["Executed with 3"]
+    assert f.experimental_get_tracing_count() == 3
