@@ -365,3 +365,25 @@ def test_a_for_loop_over_a_dataset_with_a_return_is_refused_clearly():
                 break
         return found
     assert [int(find_with_break(tf.constant(v, tf.int64))) for v in (2, 7)] == [3, -1]
+
+
+def test_nested_dataset_loops_with_a_size_dependent_body_and_break_match_eager():
+    outer = tf.data.Dataset.range(3)
+    inner = tf.data.Dataset.from_tensor_slices(np.arange(5, dtype=np.float32)).batch(2)
+    w = tf.Variable(1.0)
+
+    def weighted_mean_gradients(limit):
+        s = tf.constant(0.0)
+        for i in outer:
+            for x in inner:     # a new iterator of inner for each element of outer
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(x * w)
+                s += tape.gradient(loss, w) * tf.cast(i + 1, tf.float32)
+                if s > limit:
+                    break
+        return s
+    traced = tf.function(weighted_mean_gradients)
+    for limit in (5.0, 20.0, 100.0):
+        assert float(traced(tf.constant(limit))) == float(weighted_mean_gradients(tf.constant(limit)))
+    assert float(traced(tf.constant(100.0))) == (0.5 + 2.5 + 4.0) * 6
+    assert traced.experimental_get_tracing_count() == 1
