@@ -7,7 +7,7 @@ import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.tensor_spec import TensorSpec
-from tapeflow.framework.recording import state_op_variable_counts
+from tapeflow.framework.recording import forward_of, state_op_variable_counts
 from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ, ConcreteFunction, OutputLeaf
 
 _INTERNAL_NODES = (VARIABLE_READ, VARIABLE_ASSIGN)
@@ -58,6 +58,7 @@ def graph_to_data(graph, variable_ids, gradient_names):
     ``variable_ids`` maps id(Variable) -> object index; ``gradient_names`` maps a
     node's ``_gradient_op_type`` to the name it is saved under (or None to drop it).
     """
+    _refuse_unsaveable(graph.name, graph)
     nodes = []
     for op_type, refs, attrs, n_out in graph.nodes:
         attrs = dict(attrs)
@@ -84,6 +85,23 @@ def graph_to_data(graph, variable_ids, gradient_names):
                            for c in graph.constants],
     }
     return data, list(graph.constants)
+
+
+def _refuse_unsaveable(name, graph):
+    """A node holding a live Python object captured at trace time (a tf.data dataset, in the graph or
+    one of its control-flow sub-graphs) has no data form."""
+    for op_type, _, attrs, _ in graph.nodes:
+        if op_type in _INTERNAL_NODES:
+            continue
+        describe = getattr(forward_of(op_type)[0], "unsaveable_capture", None)
+        if describe is not None:
+            raise ValueError(f"Cannot save the traced function {name!r}: its graph captures {describe(attrs)}, "
+                             "which it iterates at each call. A dataset is a Python pipeline, not data a "
+                             "SavedModel can hold; save a function that takes the batches as arguments (a "
+                             "train_step(x, y)) and iterate the dataset outside it.")
+        for value in attrs.values():
+            if isinstance(value, ConcreteFunction):
+                _refuse_unsaveable(name, value.graph)
 
 
 def subgraph_to_data(function, variable_ids, gradient_names):

@@ -33,7 +33,7 @@ from .framework import nest
 from .framework import recording
 from .framework.conversion import convert_to_tensor
 from .framework.errors import InvalidArgumentError
-from .framework.recording import execute
+from .framework.recording import execute, state_node_parts, state_op_variable_counts
 from .framework.registry import RegisterGradient
 from .framework.tensor import Tensor
 from .framework.tensor_shape import TensorShape
@@ -91,7 +91,13 @@ def _subgraphs(graph):
 
 
 def _assigned_variables(graph):
-    found = {id(graph.variables[attrs["variable"]]) for op, _, attrs, _ in graph.nodes if op == VARIABLE_ASSIGN}
+    """Ids of the variables ``graph`` (or a sub-graph) changes: assigns and state ops (optimizer updates)."""
+    found = set()
+    for op, _, attrs, _ in graph.nodes:
+        if op == VARIABLE_ASSIGN:
+            found.add(id(graph.variables[attrs["variable"]]))
+        elif state_op_variable_counts(op) is not None:
+            found.update(id(graph.variables[i]) for i in state_node_parts(attrs)[0])
     for sub in _subgraphs(graph):
         found |= _assigned_variables(sub)
     return found
@@ -117,7 +123,7 @@ def _trace_one(fn, specs, parent, local, name, what):
     return graph, structure
 
 
-def _close(graph, shared, position):
+def close_subgraph(graph, shared, position):
     """Turns the graph's captures into trailing inputs: ``shared`` (the node's extra inputs)."""
     first = len(graph.inputs)
     moved = {("capture", i): ("in", first + position[id(t)]) for i, t in enumerate(graph.captures)}
@@ -154,7 +160,7 @@ def trace_subgraphs(functions, specs, name, what):
     functions = []
     for g in graphs:
         outputs = g.structured_outputs
-        _close(g, shared, position)
+        close_subgraph(g, shared, position)
         function = ConcreteFunction(g, name=g.name)
         function.trace_outputs = [t._value for t in outputs]
         functions.append(function)
@@ -219,8 +225,38 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     return _pack(then_s, list(outputs))
 
 
+def _unrepeatable(graph):
+    """What in ``graph`` (or its sub-graphs) gives another result when run again, such as pulling the next
+    element of a dataset iterator (an op whose forward declares ``unrepeatable``), or None."""
+    for op_type, _, attrs, _ in graph.nodes:
+        try:
+            what = getattr(recording.forward_of(op_type)[0], "unrepeatable", None)
+        except LookupError:    # a variable read or assign node
+            what = None
+        if what is not None:
+            return what
+        for value in attrs.values():
+            if isinstance(value, ConcreteFunction):
+                what = _unrepeatable(value.graph)
+                if what is not None:
+                    return what
+    return None
+
+
+def _refuse_rerun(functions, node):
+    """The gradients of If and While run their sub-graphs again: refused when that would not repeat them."""
+    for function in functions:
+        what = _unrepeatable(function.graph)
+        if what is not None:
+            raise NotImplementedError(f"Cannot differentiate through this {node}: its gradient runs the {node}'s "
+                                      f"sub-graph again, and the sub-graph {what}, which would not give the same "
+                                      "values a second time. Record the tape inside the loop body (a training "
+                                      "step per batch) instead of around the loop.")
+
+
 @RegisterGradient("If")
 def _if_grad(op, *upstream):
+    _refuse_rerun([op.attrs["then_branch"], op.attrs["else_branch"]], "tf.cond")
     pred, inputs = op.inputs[0], op.inputs[1:]
     wanted = [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype.is_complex]
     used = [k for k, o in enumerate(op.outputs) if o.dtype.is_floating or o.dtype.is_complex]
@@ -470,6 +506,7 @@ def _differentiable(t):
 @RegisterGradient("While")
 def _while_grad(op, *upstream):
     body = op.attrs["body"]
+    _refuse_rerun([body], "tf.while_loop")
     n = output_count(body)
     if not any(_differentiable(t) for t in op.inputs[:n]):
         return [None] * len(op.inputs)

@@ -6,9 +6,10 @@ op's forward really runs (shapes and dtypes come out right), and each op is
 recorded as a node: op type, attributes, and which earlier tensors feed it.
 Variables read are captured by reference; other outside tensors become
 constants. AutoGraph (tapeflow/autograph, ``autograph=True``) first rewrites
-the function's ``if``/``while``/``for`` statements so that those on tensors
-become If/While nodes (tapeflow/control_flow.py); other Python control flow is
-unrolled at trace time, and using a symbolic tensor as a Python bool is an error.
+the function's ``if``/``while``/``for`` statements (and those of the user
+functions it calls) so that those on tensors or datasets become If/While nodes
+(tapeflow/control_flow.py); other Python control flow is unrolled at trace
+time, and using a symbolic tensor as a Python bool is an error.
 
 Calling the function replays the nodes one by one through the normal op
 dispatch (``execute``), so an active tape records the replay and gradients
@@ -75,8 +76,9 @@ class GraphTensor(Tensor):
     def _symbolic_error(self, what):
         return TypeError(
             f"{what} is not allowed for a symbolic tf.Tensor inside a tf.function. AutoGraph converts "
-            "`if`, `while` and `for` statements of the tf.function itself (not of the Python functions it calls, "
-            "nor with autograph=False): use tf.cond / tf.while_loop or tensor ops such as tf.where there.")
+            "`if`, `while` and `for` statements of the tf.function and of the user functions it calls (not of "
+            "library code, lambdas, comprehensions, functions marked do_not_convert, nor with autograph=False): "
+            "use tf.cond / tf.while_loop or tensor ops such as tf.where there.")
 
     def __bool__(self):
         raise self._symbolic_error("Using it as a Python bool")
@@ -508,9 +510,9 @@ class Function:
         if not self._options.get("autograph", True):
             return self._python_function
         converted = getattr(self, "_converted", None)
-        if converted is None:
-            from .autograph import convert
-            converted = self._converted = convert(self._python_function)
+        if converted is None:   # user code only, as for the functions it calls (tapeflow's own is not converted)
+            from .autograph.calls import converted_target
+            converted = self._converted = converted_target(self._python_function)
         return converted
 
     @property
@@ -674,8 +676,10 @@ class Function:
 
     # -- calling -------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if recording.tracing_graph() is not None or functions_run_eagerly():
-            return self._python_function(*args, **kwargs)  # nested tf.function: traced inline
+        if functions_run_eagerly():
+            return self._python_function(*args, **kwargs)
+        if recording.tracing_graph() is not None:
+            return self._traced_function()(*args, **kwargs)  # nested tf.function: traced inline, converted
         key, tensors, structured = self._canonical(args, kwargs)
         traced_before = self._tracing_count
         concrete = self._concrete_for(key, tensors, structured)

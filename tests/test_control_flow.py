@@ -325,3 +325,19 @@ def test_saved_function_that_differentiates_a_loop_twice_reloads(tmp_path):
         stacked, d2y = loaded.d(tf.constant(x, tf.float64))
         np.testing.assert_allclose(stacked.numpy(), [x ** 8, 8 * x ** 7])
         np.testing.assert_allclose(float(d2y), 56 * x ** 6)
+
+
+def test_a_loop_sees_the_optimizer_updates_it_makes():
+    # An optimizer's update is a state op, not an assign: the loop must still read the variable in place
+    # at each iteration (it was read once before the loop, so every step saw the starting value).
+    def descend(w, optimizer, steps):
+        for _ in tf.range(steps):
+            with tf.GradientTape() as tape:
+                loss = (w - 3.0) ** 2
+            optimizer.apply_gradients([(tape.gradient(loss, w), w)])
+        return w + 0.0
+    w_traced, w_eager = tf.Variable(0.0), tf.Variable(0.0)
+    traced = float(tf.function(descend)(w_traced, tf.keras.optimizers.SGD(0.1), tf.constant(5)))
+    expected = 3.0 - 3.0 * 0.8 ** 5      # each step moves w 20% of the way to 3
+    assert traced == pytest.approx(expected, rel=1e-6)
+    assert float(descend(w_eager, tf.keras.optimizers.SGD(0.1), tf.constant(5))) == pytest.approx(traced, rel=1e-6)

@@ -19,10 +19,15 @@ pure::
 a ``return`` inside a converted statement (or a loop's ``else``) is kept as
 Python, behind a test that raises a clear error when the condition is a tensor.
 
-The rewritten function is compiled from the tree and rebuilt with
-``types.FunctionType`` from its code object, sharing the original's globals and
-closure cells: nothing is exec'd or eval'd, and only the user's own function,
-already being run, is ever compiled.
+Every call ``f(args)`` becomes ``ag__.converted_call(f, (args,), kwargs)``,
+which converts ``f`` first when it is user code (calls.py): conversion is
+recursive, as in TensorFlow. Calls of ``super()``, ``locals()`` and the other
+builtins that read their caller's frame are left as they are.
+
+The rewritten function is compiled from the tree once per code object (a cache
+keyed by the original code) and rebuilt with ``types.FunctionType`` from its
+code object, sharing the original's globals and closure cells: nothing is
+exec'd or eval'd, and only the user's own functions are ever compiled.
 """
 import ast
 import functools
@@ -347,23 +352,73 @@ class _FlagRewriter:
         return out
 
 
+_FRAME_BUILTINS = frozenset(("super", "locals", "globals", "vars", "dir", "eval", "exec", "__import__"))
+
+
+class _CallRewriter(ast.NodeTransformer):
+    """``f(a, *b, k=c, **d)`` -> ``ag__.converted_call(f, (a, *b), {'k': c, **d})``: the functions the
+    converted function calls are converted too when they are user code (calls.py decides at run time).
+    Calls of builtins that read the calling frame (``super()``, ``locals()``) stay as they are."""
+
+    def __init__(self):
+        self.count = 0
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in _FRAME_BUILTINS:
+            return node
+        self.count += 1
+        args = ast.Tuple(elts=list(node.args), ctx=ast.Load())
+        if node.keywords:
+            kwargs = ast.Dict(keys=[None if k.arg is None else ast.Constant(k.arg) for k in node.keywords],
+                              values=[k.value for k in node.keywords])
+        else:
+            kwargs = ast.Constant(None)
+        return _call("converted_call", [node.func, args, kwargs])
+
+
 # ------------------------------------------------------------------ conversion ---
 def _function_node(fn):
-    source = textwrap.dedent(inspect.getsource(fn))
+    """The definition of ``fn``'s own code (not of a function a decorator's wrapper names itself after)."""
+    code = fn.__code__
+    source = textwrap.dedent(inspect.getsource(code))
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == fn.__name__:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
             return tree, node, source
-    raise ValueError(f"no definition of {fn.__name__} in its source")
+    raise ValueError(f"no definition of {code.co_name} in its source")
 
 
 def _converted_node(fn):
+    """(the converted definition, how many statements and calls were rewritten)."""
     tree, node, source = _function_node(fn)
     ast.increment_lineno(tree, fn.__code__.co_firstlineno - (node.decorator_list or [node])[0].lineno)
     node.decorator_list = []
+    calls = _CallRewriter()
+    node.body = [calls.visit(statement) for statement in node.body]
     transformer = ControlFlowTransformer()
     node = transformer.visit(node)
-    return node, transformer.counter
+    if "__class__" in fn.__code__.co_freevars:   # zero-argument super() finds the class through this cell
+        _explicit_super(node)
+        node.body.insert(0, ast.Expr(value=_name("__class__")))
+    return node, transformer.counter + calls.count
+
+
+def _explicit_super(node):
+    """``super()`` -> ``super(__class__, self)`` in a method: a statement AutoGraph moves into a generated
+    function would otherwise look for the class and instance in that function's frame."""
+    params = node.args.posonlyargs + node.args.args
+    if not params:
+        return
+    stack = list(node.body)
+    while stack:
+        call = stack.pop()
+        if isinstance(call, ast.ClassDef):   # its methods' super() is their own class's
+            continue
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "super" \
+                and not call.args and not call.keywords:
+            call.args = [_name("__class__"), _name(params[0].arg)]
+        stack.extend(ast.iter_child_nodes(call))
 
 
 def _locate(tree, line):
@@ -388,12 +443,14 @@ def to_code(fn, recursive=True, experimental_optional_features=None):
     return ast.unparse(node) + "\n"
 
 
-_CACHE = {}
+_CONVERTED = {}            # original code object -> the converted code object, or None (nothing to convert)
+_PRODUCED = set()          # code objects compiled from converted sources, nested functions included
 
 
 def convert(fn):
     """``fn`` with its control flow converted, or ``fn`` itself when there is nothing to convert or its
-    source cannot be read (lambdas, functions typed at an interactive prompt, builtins)."""
+    source cannot be read (lambdas, functions typed at an interactive prompt, builtins). The converted
+    code is compiled once per code object; each function gets its own globals, closure and defaults."""
     if isinstance(fn, functools.partial):
         converted = convert(fn.func)
         return fn if converted is fn.func else functools.partial(converted, *fn.args, **fn.keywords)
@@ -401,24 +458,21 @@ def convert(fn):
             or inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn)):
         return fn
     key = fn.__code__
-    cached = _CACHE.get(key)
-    if cached is not None and cached[0] is fn:
-        return cached[1]
-    try:
-        node, count = _converted_node(fn)
-    except (OSError, TypeError, SyntaxError, ValueError, IndentationError):
+    if key in _PRODUCED:     # already converted (a function defined inside converted code)
         return fn
-    if count == 0:
-        _CACHE[key] = (fn, fn)
-        return fn
-    converted = _build(fn, node)
-    _CACHE[key] = (fn, converted)
-    return converted
+    if key not in _CONVERTED:
+        try:
+            node, count = _converted_node(fn)
+        except (OSError, TypeError, SyntaxError, ValueError, IndentationError):
+            node, count = None, 0
+        _CONVERTED[key] = _compile(fn, node) if count else None
+    code = _CONVERTED[key]
+    return fn if code is None else _instantiate(fn, code)
 
 
-def _build(fn, node):
+def _compile(fn, node):
     """Compiles the converted definition inside a factory whose parameters are the original's free
-    variables and ``ag__``, then rebuilds the function from its code object with the original cells."""
+    variables and ``ag__``; returns the converted function's code object."""
     freevars = list(fn.__code__.co_freevars)
     factory = _function("ag__factory", freevars + [PREFIX], [node, ast.Return(value=_name(node.name))], [])
     module = ast.Module(body=[factory], type_ignores=[])
@@ -426,14 +480,27 @@ def _build(fn, node):
     code = compile(module, fn.__code__.co_filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == "ag__factory")
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
+    stack = [inner]
+    while stack:
+        c = stack.pop()
+        _PRODUCED.add(c)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return inner
+
+
+def _instantiate(fn, inner):
+    """The converted function for ``fn``: its code, with ``fn``'s globals, cells and defaults."""
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    cells[PREFIX] = types.CellType(operators)
+    cells[PREFIX] = _OPERATORS_CELL
     closure = tuple(cells[name] for name in inner.co_freevars)
     converted = types.FunctionType(inner, fn.__globals__, fn.__name__, fn.__defaults__, closure)
     converted.__kwdefaults__ = fn.__kwdefaults__
     converted.__dict__.update(fn.__dict__)
     converted.__wrapped__ = fn
     return converted
+
+
+_OPERATORS_CELL = types.CellType(operators)
 
 
 def do_not_convert(func=None):

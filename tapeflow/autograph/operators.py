@@ -10,12 +10,15 @@ a tensor loop (a temporary) is not carried out of it: it is left undefined.
 import numpy as np
 
 from ..control_flow import cond, while_loop
+from ..data import graph_iteration
 from ..framework import nest, recording
 from ..framework.conversion import convert_to_tensor
 from ..framework.tensor import Tensor
 from ..framework.variables import Variable
 from ..function import GraphTensor
 from ..ops import array_ops, math_ops
+from ..tensor_array import TensorArray
+from .calls import converted_call  # noqa: F401  (what converted code calls as ag__.converted_call)
 
 
 class Undefined:
@@ -57,10 +60,12 @@ def _symbolic(value):
 def _is_tensor_value(value):
     """A value a tensor statement carries as a tensor (a Variable that a statement assigns to the name
     becomes its value, as a tensor)."""
-    return isinstance(value, (Tensor, Variable, bool, int, float, np.generic, np.ndarray))
+    return isinstance(value, (Tensor, Variable, TensorArray, bool, int, float, np.generic, np.ndarray))
 
 
 def _tensor(value):
+    if isinstance(value, TensorArray):   # carried as the tensor behind it (control_flow.py flattens it)
+        return value
     return value._as_tensor() if isinstance(value, Variable) else convert_to_tensor(value)
 
 
@@ -77,6 +82,9 @@ def python_iterable(iterable, what):
     if _symbolic(iterable):
         raise NotImplementedError(f"tapeflow's AutoGraph does not convert {what} over a tensor; use "
                                   "tf.while_loop, or move the loop out of the tf.function")
+    if recording.tracing_graph() is not None and graph_iteration.is_iterable_in_graph(iterable):
+        raise NotImplementedError(f"tapeflow's AutoGraph does not convert {what} over a dataset; keep the "
+                                  "result in a variable and break out of the loop instead of returning")
     return iterable
 
 
@@ -125,6 +133,7 @@ def if_stmt(test, true_fn, false_fn, state, names):
             _explain_branches(kept, names, error)
             raise
         break
+    skipped |= _one_sided(kept, state)   # a Python object (a GradientTape) new in one branch only
     _explain_branches(kept, names, None, skipped)
     outputs = iter(outputs)
     return tuple(Undefined(names[i]) if i in skipped else next(outputs) if _is_tensor_value(t) else t
@@ -142,7 +151,7 @@ def _explain_branches(kept, names, error, skipped=()):
     if "true" not in kept or "false" not in kept:
         return
     for i, (name, a, b) in enumerate(zip(names, kept["true"], kept["false"])):
-        if i in skipped:
+        if i in skipped or (isinstance(a, Undefined) and isinstance(b, Undefined)):
             continue
         if _is_tensor_value(a) != _is_tensor_value(b) or (not _is_tensor_value(a) and a is not b):
             branch = "else" if isinstance(b, Undefined) else "main"
@@ -206,6 +215,11 @@ def for_stmt(iterable, body_fn, state, names, break_flag):
     flag = None if break_flag is None else names.index(break_flag)
     if isinstance(iterable, Variable):
         iterable = iterable._as_tensor()
+    if recording.tracing_graph() is not None:
+        iterator = graph_iteration.graph_iterator(iterable)
+        if iterator is not None:
+            from .dataset_loops import dataset_loop
+            return dataset_loop(iterator, body_fn, state, names, flag)
     if not _symbolic(iterable):
         for item in iterable:
             if flag is not None and state[flag]:
@@ -229,3 +243,4 @@ def for_stmt(iterable, body_fn, state, names, break_flag):
         item = array_ops.gather(iterable, s[0])   # 0 <= s[0] < n
         return (math_ops.add(s[0], np.int32(1)),) + tuple(body_fn(item, *s[1:]))
     return _loop(test, body, state, names, "the for loop")[1:]
+

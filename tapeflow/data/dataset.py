@@ -94,16 +94,26 @@ class Dataset:
 
     # -- iteration -------------------------------------------------------------
     def __iter__(self):
+        from . import graph_iteration
+        if graph_iteration.tracing():   # inside a tf.function: pulls at each call (graph_iteration.py)
+            graph_iteration.refuse_python_loop("dataset", 1)
+            return graph_iteration.dataset_iterator(self)
         from .iterator import OwnedIterator
         return OwnedIterator(self)
 
     def as_numpy_iterator(self):
         """An iterator of the elements as numpy values (0-d values as numpy scalars, strings as bytes)."""
+        from . import graph_iteration
+        if graph_iteration.tracing():
+            raise RuntimeError("as_numpy_iterator() is only supported in eager mode.")
         from .iterator import NumpyIterator
         return NumpyIterator(self)
 
     def reduce(self, initial_state, reduce_func, name=None):
         """Folds the elements into a state: ``state = reduce_func(state, element)``."""
+        from . import graph_iteration
+        if graph_iteration.tracing():   # inside a tf.function: a graph loop over the elements at each call
+            return graph_iteration.reduce_in_graph(self, initial_state, reduce_func)
         state = structure.normalize(initial_state, lists_are_tuples=True)
         for element in self._iterate():
             new_state = reduce_func(structure.to_user(state), structure.to_user(element))

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..framework import nest
+from ..framework import nest, recording
 from . import structure
 from .dataset import AUTOTUNE, UNKNOWN_CARDINALITY, Dataset
 
@@ -31,7 +31,13 @@ def _placeholders(spec, fill):
 
 
 def probe_spec(apply, input_dataset, spec_of=structure.spec_of):
-    """The spec of ``apply(element)`` over the input's elements (see the module docstring)."""
+    """The spec of ``apply(element)`` over the input's elements (see the module docstring). The probe runs
+    eagerly and unrecorded, even when the dataset is made inside a tf.function being traced."""
+    with recording.init_scope():
+        return _probe_spec(apply, input_dataset, spec_of)
+
+
+def _probe_spec(apply, input_dataset, spec_of):
     input_spec = input_dataset.element_spec
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):

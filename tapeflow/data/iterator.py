@@ -2,12 +2,18 @@
 
 ``next(iterator)`` raises StopIteration at the end; ``iterator.get_next()``
 raises ``tf.errors.OutOfRangeError``, as in TensorFlow. An exhausted iterator
-stays exhausted.
+stays exhausted. Inside a tf.function, ``next(iterator)`` is a graph op that
+pulls from this iterator at each call (graph_iteration.py).
 """
 from ..errors import OutOfRangeError
+from ..framework.recording import tracing_graph
 from . import structure
 
 _END = object()
+
+
+def _tracing():
+    return tracing_graph() is not None
 
 
 class OwnedIterator:
@@ -33,12 +39,19 @@ class OwnedIterator:
         return element
 
     def __next__(self):
+        if _tracing():   # inside a tf.function: a graph op that pulls from this iterator at each call
+            from . import graph_iteration
+            graph_iteration.refuse_python_loop("iterator", 1)
+            return graph_iteration.captured_iterator(self).get_next()
         element = self._next_element()
         if element is _END:
             raise StopIteration
         return structure.to_user(element)
 
     def get_next(self):
+        if _tracing():
+            from . import graph_iteration
+            return graph_iteration.captured_iterator(self).get_next()
         element = self._next_element()
         if element is _END:
             raise OutOfRangeError("End of sequence")
