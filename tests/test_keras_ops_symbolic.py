@@ -86,6 +86,15 @@ def test_a_model_real_keras_wrote_with_ops_in_its_graph_predicts_the_same():
         np.testing.assert_allclose(got, np.load(FIXTURES / f"ops_graph_pred{i}.npy"), rtol=1e-5, atol=1e-5)
 
 
+def test_a_keras_functional_model_with_masks_loads_with_its_mask_operations():
+    # Keras saves Embedding(mask_zero=True)'s mask as a NotEqual operation passed to the LSTM as `mask=`.
+    model = keras.models.load_model(FIXTURES / "masked_functional.keras")
+    assert any(type(layer).__name__ == "NotEqual" for layer in model.layers)
+    x = np.load(FIXTURES / "masked_functional_x.npy")
+    np.testing.assert_allclose(model.predict(x, verbose=0), np.load(FIXTURES / "masked_functional_pred.npy"),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_gradients_flow_through_the_operations():
     x = keras.Input((3,))
     dense = keras.layers.Dense(2, kernel_initializer="ones")
