@@ -41,6 +41,7 @@ from .framework.tensor_spec import TensorSpec
 from .framework.variables import Variable
 from .function import VARIABLE_ASSIGN, ConcreteFunction, FuncGraph, GraphTensor
 from .ops import array_ops, math_ops
+from .ops.random_ops import STATEFUL_RANDOM_OPS
 from .ops.control_flow_ops import output_count, truth, zeros_like
 from .tensor_array import TensorArray, get_item, reserve_like, write_row
 
@@ -226,12 +227,20 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 
 
 def _unrepeatable(graph):
-    """What in ``graph`` (or its sub-graphs) gives another result when run again, such as pulling the next
-    element of a dataset iterator (an op whose forward declares ``unrepeatable``), or None."""
+    """What in ``graph`` (or its sub-graphs) would not repeat when the graph runs again, or None: a
+    variable assignment or update (it would happen twice), a draw from a random op's hidden state (it
+    would draw other numbers), pulling the next element of a dataset iterator (an op whose forward
+    declares ``unrepeatable``)."""
     for op_type, _, attrs, _ in graph.nodes:
+        if op_type == VARIABLE_ASSIGN:
+            return "assigns a variable, which would be assigned again"
+        if state_op_variable_counts(op_type) is not None:
+            return f"updates variables ({op_type}), which would be updated again"
+        if op_type in STATEFUL_RANDOM_OPS:
+            return f"draws random numbers ({op_type}), which would draw other numbers"
         try:
             what = getattr(recording.forward_of(op_type)[0], "unrepeatable", None)
-        except LookupError:    # a variable read or assign node
+        except LookupError:    # a variable read node
             what = None
         if what is not None:
             return what
@@ -244,13 +253,15 @@ def _unrepeatable(graph):
 
 
 def _refuse_rerun(functions, node):
-    """The gradients of If and While run their sub-graphs again: refused when that would not repeat them."""
+    """The gradients of If and While run their sub-graphs again: refused when that would not repeat them
+    (a silently wrong gradient or a doubled side effect otherwise)."""
     for function in functions:
         what = _unrepeatable(function.graph)
         if what is not None:
             raise NotImplementedError(f"Cannot differentiate through this {node}: its gradient runs the {node}'s "
-                                      f"sub-graph again, and the sub-graph {what}, which would not give the same "
-                                      "values a second time. Record the tape inside the loop body (a training "
+                                      f"sub-graph again, and the sub-graph {what}. Keep side effects and random "
+                                      f"draws out of the {node} you differentiate (draw the numbers before it "
+                                      "and pass them in), or record the tape inside the loop body (a training "
                                       "step per batch) instead of around the loop.")
 
 

@@ -341,3 +341,30 @@ def test_a_loop_sees_the_optimizer_updates_it_makes():
     expected = 3.0 - 3.0 * 0.8 ** 5      # each step moves w 20% of the way to 3
     assert traced == pytest.approx(expected, rel=1e-6)
     assert float(descend(w_eager, tf.keras.optimizers.SGD(0.1), tf.constant(5))) == pytest.approx(traced, rel=1e-6)
+
+
+@pytest.mark.parametrize("side_effect, message", [
+    ("random", r"draws random numbers \(RandomUniform\)"),
+    ("assign", "assigns a variable"),
+])
+def test_differentiating_a_cond_whose_branch_would_not_repeat_is_refused(side_effect, message):
+    # The cond's gradient runs the branch again: a second draw would give a wrong gradient, a second
+    # assignment a wrong state. Both are refused instead of computed silently.
+    x = tf.Variable(2.0)
+    counter = tf.Variable(0.0)
+
+    def branch():
+        if side_effect == "random":
+            return x * tf.random.uniform([])
+        counter.assign_add(1.0)
+        return x * x
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            y = tf.cond(x > 0, branch, lambda: x)
+        return tape.gradient(y, x)
+
+    with pytest.raises(NotImplementedError, match=message):
+        step()
+    assert counter.numpy() == 0.0      # refused while tracing: nothing ran

@@ -107,8 +107,9 @@ def _dropout_mask_fwd(shape, rate, dtype, seed):
     return (keep / (1 - rate)).astype(np_dtype)
 
 
-for _op in ("RandomStandardNormal", "TruncatedNormal", "RandomUniform", "RandomUniformInt", "RandomShuffle",
-            "Multinomial", "DropoutMask"):
+STATEFUL_RANDOM_OPS = ("RandomStandardNormal", "TruncatedNormal", "RandomUniform", "RandomUniformInt",
+                      "RandomShuffle", "Multinomial", "DropoutMask")
+for _op in STATEFUL_RANDOM_OPS:
     no_gradient(_op)
 
 
