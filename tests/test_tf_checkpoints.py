@@ -221,10 +221,23 @@ def functional():
     return model
 
 
+def attention():
+    inputs = keras.Input((5, 8))
+    h = L.MultiHeadAttention(2, 4)(inputs, inputs)
+    h = L.LayerNormalization()(h)
+    h = L.Bidirectional(L.GRU(3, return_sequences=True))(h)
+    h = L.Conv1D(2, 2)(h)
+    h = L.TimeDistributed(L.Dense(2))(h)
+    return keras.Model(inputs, L.Dense(2)(L.Flatten()(h)))
+
+
 def test_functional_and_subclassed_models_restore_and_predict_as_in_tensorflow():
     ref = fixture_values("zoo")
-    model, subclassed = functional(), Subclassed()
-    status = tf.train.Checkpoint(functional=model, subclassed=subclassed).restore(ZOO)
+    model, subclassed, nested = functional(), Subclassed(), attention()
+    status = tf.train.Checkpoint(functional=model, subclassed=subclassed, attention=nested).restore(ZOO)
+    assert_values(nested.weights, numbered(ref, "attention"))
+    np.testing.assert_allclose(nested.predict(ref["att_x"], verbose=0), ref["attention_pred"], rtol=1e-5,
+                               atol=1e-6)
     assert_values(model.weights, numbered(ref, "functional"))
     assert model.optimizer.iterations.numpy() == 1   # the compiled optimizer's state, after one epoch of fit
     np.testing.assert_allclose(model.predict(ref["seq_x"], verbose=0), ref["functional_pred"], rtol=1e-5,
