@@ -145,9 +145,3 @@ class Table:
 
     def get(self, key, default=None):
         return self._entries.get(key, default)
-
-    def __contains__(self, key):
-        return key in self._entries
-
-    def __len__(self):
-        return len(self._entries)

@@ -22,12 +22,16 @@ from .crc32c import crc32c, masked
 from .errors import FileContentError, OversizedContentError, UnsupportedContentError
 from .sstable import Table, _Problem, varint
 from .tf_bundle_protos import BundleEntryProto, BundleHeaderProto, DecodeError, TrackableObjectGraph, types_pb2
+from .trackable_graph import escape
 
 GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 VALUE_ATTRIBUTE = "VARIABLE_VALUE"
 BUNDLE_VERSION = 1                  # the newest bundle version this reader understands
 MAX_INDEX_BYTES = 1 << 30
 MAX_GRAPH_BYTES = 1 << 28
+# The object graph may take 1 MiB plus 4 KiB per tensor of the index (real graphs take a few hundred bytes
+# per variable): decoding it then costs memory in proportion to the checkpoint's declared tensors.
+GRAPH_BYTES_BASE, GRAPH_BYTES_PER_TENSOR = 1 << 20, 4096
 MAX_SHARDS = 1 << 16
 _T = types_pb2
 DTYPES = {_T.DT_FLOAT: np.float32, _T.DT_DOUBLE: np.float64, _T.DT_HALF: np.float16,
@@ -46,10 +50,6 @@ def data_file_of(prefix, shard, num_shards):
 
 def is_bundle(prefix):
     return os.path.isfile(index_of(prefix))
-
-
-def escape(name):
-    return name.replace(".", "..").replace("/", ".S")
 
 
 class _Entry:
@@ -180,10 +180,15 @@ class BundleReader:
         return f
 
     def _bytes(self, key, entry):
+        """The entry's bytes as a uint8 array (read straight into it: one buffer of the tensor's size)."""
         f = self._data_file(entry.shard)
-        data = os.pread(f.fileno(), entry.size, entry.offset)
-        if len(data) != entry.size:
-            self._fail(f"its data file ended while reading '{key}' (it shrank while being read).")
+        data = np.empty(entry.size, np.uint8)
+        view, done = memoryview(data), 0
+        while done < entry.size:
+            n = os.preadv(f.fileno(), [view[done:]], entry.offset + done)
+            if not n:
+                self._fail(f"its data file ended while reading '{key}' (it shrank while being read).")
+            done += n
         return data
 
     def _check_crc(self, key, entry, crc):
@@ -199,9 +204,11 @@ class BundleReader:
                        UnsupportedContentError)
         if entry.dtype is not None or entry.shape != ():
             self._fail(f"'{GRAPH_KEY}' should be a scalar string tensor.")
-        if entry.size > MAX_GRAPH_BYTES:
-            self._fail(f"the object graph is larger than {MAX_GRAPH_BYTES} bytes.", OversizedContentError)
-        data = self._bytes(GRAPH_KEY, entry)
+        limit = min(MAX_GRAPH_BYTES, GRAPH_BYTES_BASE + GRAPH_BYTES_PER_TENSOR * len(self._entries))
+        if entry.size > limit:
+            self._fail(f"the object graph takes {entry.size} bytes, more than the {limit} that a checkpoint of "
+                       f"{len(self._entries)} tensors is allowed.", OversizedContentError)
+        data = self._bytes(GRAPH_KEY, entry).tobytes()
         try:
             length, pos = varint(data, 0, len(data))
         except _Problem as e:
@@ -267,10 +274,10 @@ class BundleReader:
         entry = self._numeric(key)
         data = self._bytes(key, entry)
         self._check_crc(key, entry, crc32c(data))
-        value = np.frombuffer(data, entry.dtype.newbyteorder("<")).reshape(entry.shape)
-        if entry.dtype == np.bool_ and value.view(np.uint8).max(initial=0) > 1:
+        if entry.dtype == np.bool_ and data.max(initial=0) > 1:
             self._fail(f"the bool tensor '{key}' holds bytes other than 0 and 1.")
-        return value.astype(entry.dtype, copy=True)
+        value = data.view(entry.dtype.newbyteorder("<")).reshape(entry.shape)
+        return value if value.dtype.isnative else value.astype(entry.dtype)
 
     def keys(self):
         return [node.key for node in self.nodes if node.key is not None]

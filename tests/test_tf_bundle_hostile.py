@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tapeflow as tf
-from tapeflow.saving import FileFormatError, UnsupportedContentError
+from tapeflow.saving import FileFormatError, OversizedContentError, UnsupportedContentError
 from tapeflow.saving.crc32c import crc32c, masked
 from tapeflow.saving.tf_bundle_protos import BundleHeaderProto, TrackableObjectGraph, types_pb2
 
@@ -53,6 +53,19 @@ def test_crc32c_is_castagnoli():
     assert crc32c(b"6789", crc32c(b"12345")) == 0xE3069283
     assert crc32c(bytes(32)) == 0x8A9136AA            # RFC 3720's test vector: 32 zero bytes
     assert masked(0) == 0xA282EAD8
+
+    def bitwise(data):     # the definition: one bit at a time, reflected polynomial 0x82F63B78
+        crc = 0xFFFFFFFF
+        for byte in data:
+            crc ^= byte
+            for _ in range(8):
+                crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        return crc ^ 0xFFFFFFFF
+    rng = np.random.default_rng(0)
+    for n in [*range(20), 63, 64, 65, 1001]:     # every tail length of the eight-byte steps
+        data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+        assert crc32c(data) == bitwise(data)
+        assert crc32c(data[n // 3:], crc32c(data[:n // 3])) == bitwise(data)
 
 
 def test_rewritten_with_many_blocks_and_shared_key_prefixes_restores_the_same(tmp_path):
@@ -159,6 +172,14 @@ def test_hostile_object_graphs_are_refused(tmp_path, change, match):
     prefix = str(tmp_path / "ckpt")
     write_bundle(prefix, tensors, graph)
     assert_refused(prefix, match)
+
+
+def test_object_graph_larger_than_its_tensors_justify_is_refused_before_decoding(tmp_path):
+    tensors, graph = read_bundle()
+    prefix = str(tmp_path / "ckpt")
+    write_bundle(prefix, tensors, graph + b"\x22\x00" * (1 << 20))   # a valid proto: empty unknown fields
+    assert_refused(prefix, r"the object graph takes \d+ bytes, more than the 1085440 that a checkpoint of 9 "
+                   "tensors is allowed", OversizedContentError)
 
 
 def test_cyclic_object_graph_restores_without_looping(tmp_path):
