@@ -8,13 +8,16 @@ matches the saved object graph to the live one by those names, so it does not de
 or layer names; values of objects that do not exist yet are restored when they are created (deferred
 restoration, see checkpoint_restore).
 
-Storage differs from TensorFlow's: a checkpoint ``<prefix>`` is one HDF5 file ``<prefix>.h5`` (the
-values under TensorFlow's keys plus the object graph as JSON, see checkpoint_file), not TensorFlow's
-``<prefix>.index`` + ``<prefix>.data-00000-of-00001`` bundle, which tapeflow neither writes nor reads.
+Storage differs from TensorFlow's: tapeflow writes a checkpoint ``<prefix>`` as one HDF5 file
+``<prefix>.h5`` (the values under TensorFlow's keys plus the object graph as JSON, see checkpoint_file),
+not TensorFlow's ``<prefix>.index`` + ``<prefix>.data-00000-of-00001`` bundle. It reads both: a prefix
+with no ``.h5`` file but an ``.index`` is read as TensorFlow's bundle (tf_bundle, which needs the
+``tfcheckpoint`` extra), matching Keras 3's names for models and layer weights (tf_object_names).
 The ``checkpoint`` state file of a directory is TensorFlow's own text format. Files are written
 atomically; loading checks every shape and dtype against the variables before reading data and
 changes nothing when something does not fit (``tapeflow.saving.FileFormatError``).
 """
+import glob
 import os
 import time
 import warnings
@@ -24,10 +27,9 @@ import numpy as np
 
 from tapeflow.framework.variables import Variable
 
-from .checkpoint_file import CheckpointReader, file_of, write_checkpoint
+from .checkpoint_file import GRAPH_KEY, CheckpointReader, file_of, write_checkpoint
 from .checkpoint_restore import Restoration
 from .checkpoint_state import read_state, write_state
-from .errors import FileContentError
 from .trackable_graph import ObjectGraph, children, is_trackable
 
 
@@ -51,17 +53,19 @@ def _check_trackable(name, value):
                          f"model, optimizer, tf.Module, or a list/dict of them), got {value!r}.")
 
 
-def _checkpoint_file(save_path):
-    """The file of checkpoint ``save_path``; clear errors for a missing or TensorFlow-format checkpoint."""
+def _open_reader(save_path):
+    """A reader of checkpoint ``save_path``: tapeflow's ``<prefix>.h5``, else TensorFlow's ``<prefix>.index``
+    bundle; and the function naming live objects' children as that checkpoint's writer did."""
     path = file_of(save_path)
     if os.path.isfile(path):
-        return path
+        return CheckpointReader(path), children
     if os.path.isfile(save_path + ".index"):
-        raise FileContentError(
-            f"Cannot restore '{save_path}': it is a TensorFlow checkpoint ('{save_path}.index' + data files). "
-            f"tapeflow reads its own checkpoints ('{path}'), not TensorFlow's bundle format.")
-    raise FileNotFoundError(f"Cannot restore '{save_path}': no checkpoint file '{path}' (a checkpoint prefix "
-                            "such as 'ckpts/ckpt-3' is expected, or a directory holding a `checkpoint` file).")
+        from .tf_bundle import BundleReader   # protobuf and tensorboard: only for TensorFlow's checkpoints
+        from .tf_object_names import tf_children
+        return BundleReader(save_path), tf_children
+    raise FileNotFoundError(f"Cannot restore '{save_path}': no checkpoint file '{path}' or '{save_path}.index' "
+                            "(a checkpoint prefix such as 'ckpts/ckpt-3' is expected, or a directory holding a "
+                            "`checkpoint` file).")
 
 
 class Checkpoint:
@@ -140,8 +144,9 @@ class Checkpoint:
     def read(self, save_path, options=None):
         """Restores checkpoint ``save_path`` (a prefix) and returns a load status."""
         save_path = os.fspath(save_path)
-        with CheckpointReader(_checkpoint_file(save_path)) as reader:
-            restoration = Restoration(reader, self)
+        reader, children_of = _open_reader(save_path)
+        with reader:
+            restoration = Restoration(reader, self, children_of)
         return CheckpointLoadStatus(restoration)
 
     def restore(self, save_path, options=None):
@@ -263,30 +268,77 @@ def _resolve(ckpt_dir_or_file):
         if latest is None:
             raise FileNotFoundError(f"Couldn't find 'checkpoint' file or checkpoints in given directory {path}")
         path = latest
-    return _checkpoint_file(path)
+    return _open_reader(path)[0]
+
+
+class TensorReader:
+    """``tf.train.load_checkpoint``'s reader of either format: ``get_variable_to_shape_map()``,
+    ``get_variable_to_dtype_map()``, ``has_tensor(key)``, ``get_tensor(key)``."""
+
+    def __init__(self, ckpt_dir_or_file):
+        self._reader = _resolve(ckpt_dir_or_file)
+        if isinstance(self._reader, CheckpointReader):
+            entries = {key: self._reader.header(key) for key in self._reader.keys()}
+            self._entries = {key: (shape, np.dtype(dtype).name) for key, (shape, dtype) in entries.items()}
+            self._entries[GRAPH_KEY] = ((), "string")
+        else:
+            self._entries = self._reader.entries()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self._reader.close()
+
+    def get_variable_to_shape_map(self):
+        return {key: list(shape) for key, (shape, _) in self._entries.items()}
+
+    def get_variable_to_dtype_map(self):
+        from tapeflow.framework.dtypes import as_dtype
+        return {key: as_dtype(dtype) for key, (_, dtype) in self._entries.items()
+                if not dtype.startswith("unsupported:")}
+
+    def has_tensor(self, key):
+        return key in self._entries
+
+    def get_tensor(self, key):
+        if key not in self._entries:
+            raise ValueError(f"Key {key!r} not found in checkpoint '{self._reader.path}'.")
+        if isinstance(self._reader, CheckpointReader) and key == GRAPH_KEY:
+            raise ValueError(f"'{self._reader.path}' is a tapeflow checkpoint: its object graph is JSON, not "
+                             "TensorFlow's serialized proto.")
+        return self._reader.get_tensor(key) if hasattr(self._reader, "get_tensor") else self._reader.read(key)
+
+
+def load_checkpoint(ckpt_dir_or_file):
+    """A ``TensorReader`` of a checkpoint (prefix or directory: its latest), tapeflow's or TensorFlow's."""
+    return TensorReader(ckpt_dir_or_file)
 
 
 def list_variables(ckpt_dir_or_file):
     """``[(key, shape)]`` of every value in a checkpoint (prefix or directory), sorted by key."""
-    with CheckpointReader(_resolve(ckpt_dir_or_file)) as reader:
-        out = [(key, list(reader.header(key)[0])) for key in reader.keys()]
-    return sorted(out + [("_CHECKPOINTABLE_OBJECT_GRAPH", [])])
+    with TensorReader(ckpt_dir_or_file) as reader:
+        return sorted(reader.get_variable_to_shape_map().items())
 
 
 def load_variable(ckpt_dir_or_file, name):
     """The value (a numpy array) stored under key ``name`` in a checkpoint (prefix or directory)."""
-    with CheckpointReader(_resolve(ckpt_dir_or_file)) as reader:
-        if name not in reader.keys():
-            raise ValueError(f"Key {name!r} not found in checkpoint '{reader.path}'.")
-        return reader.read(name)
+    with TensorReader(ckpt_dir_or_file) as reader:
+        return reader.get_tensor(name)
 
 
 # --------------------------------------------------------------- manager ---
 def _delete_checkpoint(prefix):
-    try:
-        os.remove(file_of(prefix))
-    except FileNotFoundError:
-        pass
+    """Deletes checkpoint ``prefix``: its ``.h5`` file, or the files of a TensorFlow bundle it took over."""
+    bundle = glob.glob(glob.escape(prefix) + ".data-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]")
+    for path in [file_of(prefix), prefix + ".index"] + bundle:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
 
 
 class CheckpointManager:

@@ -63,8 +63,9 @@ class _Plan:
 class Restoration:
     """One ``restore()``: what was bound, what was restored, what still waits for its object."""
 
-    def __init__(self, reader, root):
+    def __init__(self, reader, root, children_of=children):
         self.source = reader.path
+        self._children = children_of   # names of live children (TensorFlow's differ for Keras models)
         self.nodes = reader.nodes
         self.root = root
         self.bound = {}         # node id -> live object
@@ -107,7 +108,7 @@ class Restoration:
             if isinstance(live, Optimizer):
                 plan.optimizers.append((live, node_id))
                 continue
-            live_children = {escape(name): child for name, child in children(live)}
+            live_children = {escape(name): child for name, child in self._children(live)}
             for name, child_id in node.children:
                 child = live_children.get(name)
                 if child is not None:
@@ -222,7 +223,7 @@ class Restoration:
         entry = self.pending.pop(id(parent), None)
         if entry is None:
             return
-        live = {escape(name): child for name, child in children(parent)}
+        live = {escape(name): child for name, child in self._children(parent)}
         plan, waiting = _Plan(), {}
         for name, node_id in entry[1].items():
             if node_id in self.bound:

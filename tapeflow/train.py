@@ -1,7 +1,7 @@
 """``tf.train``: object-based checkpoints (``tapeflow.saving.checkpoint``). Loaded on first use of ``tf.train``."""
 from tapeflow.saving.checkpoint import (Checkpoint, CheckpointLoadStatus, CheckpointManager,  # noqa: F401
                                         CheckpointOptions, InitializationOnlyStatus, latest_checkpoint,
-                                        list_variables, load_variable)
+                                        list_variables, load_checkpoint, load_variable)
 from tapeflow.saving.checkpoint_state import CheckpointState  # noqa: F401
 from tapeflow.saving.checkpoint_state import read_state as _read_state
 
