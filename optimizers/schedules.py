@@ -13,6 +13,8 @@ import numpy as np
 
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.recording import execute
+from tapeflow.framework.tensor import Tensor, host_array
+from tapeflow.framework.variables import Variable
 
 _MODULE = "keras.optimizers.schedules"
 
@@ -20,8 +22,8 @@ _MODULE = "keras.optimizers.schedules"
 def _float_array(value):
     """``value`` as a float scalar array: Python numbers become float32 (TensorFlow's
     default), numpy values and Tensors keep their float dtype."""
-    own_dtype = isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "_value")
-    arr = np.asarray(getattr(value, "_value", value))
+    own_dtype = isinstance(value, (np.ndarray, np.generic, Tensor, Variable))
+    arr = host_array(value)
     if arr.dtype.kind != "f" or not own_dtype:
         arr = arr.astype(np.float32)
     return arr

@@ -9,7 +9,7 @@ batch losses weighted by batch size (the loss tracker is a Mean metric).
 import numpy as np
 
 from tapeflow.backprop import GradientTape
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.ops import array_ops, math_ops
 
 from ..utils import tree
@@ -202,7 +202,7 @@ class Trainer:
             total = self._compile_loss(y, y_pred, sample_weight)
         for extra in self.losses:
             extra = extra if isinstance(extra, Tensor) else Tensor(np.asarray(extra, np.float32))
-            if total is not None and extra._value.dtype != total._value.dtype:
+            if total is not None and host_array(extra).dtype != host_array(total).dtype:
                 extra = math_ops.cast(extra, total.dtype)
             total = extra if total is None else math_ops.add(total, extra)
         if total is None:
@@ -362,7 +362,7 @@ class Trainer:
         for step, (bx, _, _) in enumerate(data):
             callbacks.on_predict_batch_begin(step)
             out = self.predict_step((bx,))
-            out = tree.map_structure(lambda t: np.asarray(getattr(t, "_value", t)), out)
+            out = tree.map_structure(host_array, out)
             outputs.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
         callbacks.on_predict_end()
@@ -399,7 +399,7 @@ class Trainer:
     def predict_on_batch(self, x):
         (bx, _, _), _ = self._batch_arrays(x)
         out = self.predict_step((bx,))
-        return tree.map_structure(lambda t: np.asarray(getattr(t, "_value", t)), out)
+        return tree.map_structure(host_array, out)
 
     # -- validation before any state changes ---------------------------------------
     def _check_before_training(self, data):
