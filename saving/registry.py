@@ -8,13 +8,9 @@ layers and lambdas are refused on every format, whatever ``safe_mode``
 says), and nothing is unpickled. ``check_config`` walks the whole config
 first and reports every unknown class at once.
 """
-from tapeflow.layers import serialization_lib
-
 from .errors import ConfigContentError, FileFormatError
-from tapeflow.layers.serialization_lib import (CustomObjectScope, custom_object_scope,  # noqa: F401
-                                               deserialize_keras_object, get_registered_name,
-                                               get_registered_object, register_keras_serializable,
-                                               serialize_keras_object)
+from .object_registration import get_registered_object
+from .serialization_lib import resolve_class, resolve_function
 
 _SPECIAL = {"__numpy__", "__bytes__", "__tensor__", "__keras_tensor__", "__slice__", "__ellipsis__",
             "__typespec__", "__shared_object__"}
@@ -28,25 +24,12 @@ class UnknownClassError(FileFormatError, TypeError):
     """The file names classes that are neither built in nor registered (still a TypeError, as it was)."""
 
 
-def get_custom_objects():
-    """The global registry of custom objects (``{"package>Name": class}``); updating it registers them."""
-    return serialization_lib._CUSTOM
-
-
-def _resolvable(config, custom_objects):
+def _known(resolve, config, custom_objects):
     try:
-        serialization_lib._resolve_class(config, custom_objects, None)
+        resolve(config, custom_objects)
         return True
     except TypeError:
         return False
-
-
-def _function_known(config, custom_objects):
-    inner = config.get("config")
-    name = inner if isinstance(inner, str) else (inner or {}).get("name")
-    if get_registered_object(name, custom_objects) is not None:
-        return True
-    return bool(config.get("module")) and f"{config['module']}.{name}" in serialization_lib._BUILTIN
 
 
 def _label(config):
@@ -121,10 +104,10 @@ def check_config(config, source, custom_objects=None, skip_keys=("compile_config
                 name = node["config"].get("name") if isinstance(node["config"], dict) else None
                 lambdas.append(f"a Lambda layer '{name}'" if isinstance(name, str) else "a Lambda layer")
             elif class_name == "function":
-                if not _function_known(node, custom_objects):
+                if not _known(resolve_function, node, custom_objects):
                     names_to_pass.append(str(node.get("config")))
                     unknown.append(f"function {node.get('config')!r}")
-            elif class_name not in _SPECIAL and not _resolvable(node, custom_objects):
+            elif class_name not in _SPECIAL and not _known(resolve_class, node, custom_objects):
                 names_to_pass.append(class_name)
                 unknown.append(f"class {_label(node)}"
                                + (f" registered as {node['registered_name']!r}"

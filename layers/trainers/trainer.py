@@ -111,24 +111,14 @@ class Trainer:
         from tapeflow import optimizers
         config = serialize_keras_object(self._compile_config)
         if isinstance(self.optimizer, optimizers.Optimizer):
-            entry = optimizers.serialize(self.optimizer)  # "module": "keras.optimizers", as Keras
-            if entry["registered_name"] is not None:  # a registered custom class: "package>Name"
-                from ..serialization_lib import get_registered_name
-                entry["registered_name"] = get_registered_name(type(self.optimizer))
-            config["optimizer"] = entry
+            config["optimizer"] = optimizers.serialize(self.optimizer)  # "module": "keras.optimizers", as Keras
         return config
 
     def compile_from_config(self, config):
         from tapeflow import optimizers
-
-        from ..serialization_lib import get_registered_object
         config = dict(config)
         if isinstance(config.get("optimizer"), dict):
-            entry = config["optimizer"]
-            name = entry.get("registered_name") or entry.get("class_name")
-            registered = get_registered_object(name) if name else None
-            config["optimizer"] = optimizers.deserialize(
-                entry, custom_objects={name: registered, entry.get("class_name"): registered} if registered else None)
+            config["optimizer"] = optimizers.deserialize(config["optimizer"])
         for key in ("loss", "metrics", "weighted_metrics"):
             if isinstance(config.get(key), dict) and "class_name" in config[key]:
                 from ..serialization_lib import deserialize_keras_object
