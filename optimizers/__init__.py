@@ -6,7 +6,7 @@
 ``get`` accepts a name ('adam', case-insensitive), a ``serialize`` dict or an
 instance; ``schedules`` holds the learning-rate schedules.
 """
-from tapeflow.saving.object_registration import find, keras_export
+from tapeflow.saving.registry import find, keras_export
 from tapeflow.saving.serialization_lib import instantiate, serialize_keras_object
 
 from . import schedules

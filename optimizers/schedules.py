@@ -15,7 +15,7 @@ from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.recording import execute
 from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
-from tapeflow.saving.object_registration import find, keras_export
+from tapeflow.saving.registry import find, keras_export
 from tapeflow.saving.serialization_lib import instantiate, serialize_keras_object
 
 _MODULE = "keras.optimizers.schedules"

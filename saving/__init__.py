@@ -10,14 +10,14 @@ import importlib
 
 from .errors import (ArchiveError, ConfigContentError, ExternalReferenceError, FileContentError,  # noqa: F401
                      FileFormatError, OversizedContentError, UnsupportedContentError)
-from .object_registration import (CustomObjectScope, custom_object_scope, get_custom_objects,  # noqa: F401
-                                  get_registered_name, get_registered_object, register_keras_serializable)
+from .registry import (CustomObjectScope, custom_object_scope, get_custom_objects,  # noqa: F401
+                       get_registered_name, get_registered_object, register_keras_serializable)
 from .serialization_lib import deserialize_keras_object, serialize_keras_object  # noqa: F401
 
 # The file formats load on first use: layers and optimizers import the registry above from below
 # saving, and must not pull in h5py and the whole of saving (which builds on them) as they do.
 _LAZY = {"load_model": "api", "load_weights": "api", "save_model": "api", "save_weights": "api",
-         "UnknownClassError": "registry", "UnsafeContentError": "registry"}
+         "UnknownClassError": "config_check", "UnsafeContentError": "config_check"}
 
 
 def __getattr__(name):

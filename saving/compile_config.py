@@ -13,7 +13,7 @@ import warnings
 from tapeflow import optimizers
 from tapeflow.optimizers import Optimizer
 
-from .object_registration import custom_object_scope
+from .registry import custom_object_scope
 from .serialization_lib import deserialize_keras_object, instantiate
 
 _COMPILE_KEYS = ("loss", "loss_weights", "metrics", "weighted_metrics", "run_eagerly", "steps_per_execution",

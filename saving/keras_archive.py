@@ -24,8 +24,8 @@ from . import assets, zip_io
 from .atomic import atomic_directory
 from .release import replacing
 from .compile_config import compile_config_of, try_compile
-from .object_registration import custom_object_scope
-from .registry import check_config
+from .config_check import check_config
+from .registry import custom_object_scope
 from .serialization_lib import deserialize_keras_object, serialize_keras_object
 from .state_loading import load_state
 from .errors import ArchiveError, ExternalReferenceError, FileContentError, OversizedContentError

@@ -4,15 +4,15 @@ A config has Keras's shape, ``{"module", "class_name", "config",
 "registered_name"}`` (plus ``build_config``/``compile_config`` for layers and
 models), so files written by tapeflow read in Keras and the other way round.
 Classes and functions are found only through the registry
-(``object_registration.find``): nothing is ever imported by a name read from a
+(``registry.find``): nothing is ever imported by a name read from a
 config, and Python lambdas are refused.
 """
 import inspect
 
 import numpy as np
 
-from .object_registration import (custom_object_scope, find, get_registered_name, get_registered_object,
-                                  is_builtin, public_name)
+from .registry import (custom_object_scope, find, get_registered_name, get_registered_object, is_builtin,
+                       public_name)
 
 
 def module_accessors(table, kind, names=None, registered=False):

@@ -1,8 +1,7 @@
 """tf.keras.utils: re-exports of tapeflow.layers.utils and friends (seeding, label encoding, sequences,
 files, serialization helpers, the progress bar, PyDataset)."""
-from tapeflow.saving.object_registration import (CustomObjectScope, custom_object_scope,  # noqa: F401
-                                                 get_custom_objects, get_registered_name, get_registered_object,
-                                                 register_keras_serializable)
+from tapeflow.saving.registry import (CustomObjectScope, custom_object_scope, get_custom_objects,  # noqa: F401
+                                     get_registered_name, get_registered_object, register_keras_serializable)
 from tapeflow.saving.serialization_lib import deserialize_keras_object, serialize_keras_object  # noqa: F401
 from tapeflow.layers.trainers.data_adapter import PyDataset  # noqa: F401
 from tapeflow.layers.trainers.data_adapter import PyDataset as Sequence  # noqa: F401
