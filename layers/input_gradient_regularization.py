@@ -12,6 +12,7 @@ layers and weights, so the model itself is what you save and serve.
 """
 from tapeflow.backprop import GradientTape
 from tapeflow.framework.conversion import convert_to_tensor
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops, math_ops, reduction_ops
 
 from .trainers.data_adapter import unpack_x_y_sample_weight
@@ -75,8 +76,8 @@ class InputGradientRegularizedModel(Model):
         with GradientTape() as tape:
             loss, y_pred, penalty = input_gradient_penalty(self, x, y, sample_weight)
             total = loss + math_ops.cast(penalty, loss.dtype) * self.weight
-        self._loss_tracker.update_state(loss._value, sample_weight=x.shape[0])
-        self.penalty_tracker.update_state(penalty._value, sample_weight=x.shape[0])
+        self._loss_tracker.update_state(host_array(loss), sample_weight=x.shape[0])
+        self.penalty_tracker.update_state(host_array(penalty), sample_weight=x.shape[0])
         variables = self.trainable_weights
         self.optimizer.apply_gradients(zip(tape.gradient(total, variables), variables))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)

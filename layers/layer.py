@@ -16,7 +16,7 @@ import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
 from tapeflow.module import Module
 from tapeflow.ops import math_ops
@@ -446,7 +446,7 @@ class Layer(Module):
                              f"{len(weights)}, but the layer was expecting {len(layer_weights)} weights.")
         arrays = []
         for variable, value in zip(layer_weights, weights):
-            value = np.asarray(getattr(value, "_value", value))
+            value = host_array(value)
             if tuple(variable.shape) != value.shape:
                 raise ValueError(f"Layer {self.name} weight shape {tuple(variable.shape)} is not compatible with "
                                  f"provided weight shape {value.shape}.")
@@ -576,8 +576,8 @@ class Layer(Module):
 
     def _convert_inputs(self, x):
         if isinstance(x, Tensor):
-            if x._value.dtype.kind == "f" and x._value.dtype != self._np_compute_dtype and self.autocast \
-                    and self._autocast_inputs:
+            dtype = host_array(x).dtype
+            if dtype.kind == "f" and dtype != self._np_compute_dtype and self.autocast and self._autocast_inputs:
                 return math_ops.cast(x, self._np_compute_dtype.name)
             return x
         if isinstance(x, (list, tuple, dict)):
@@ -640,7 +640,7 @@ class Layer(Module):
 
         def symbolic(t):
             if isinstance(t, Tensor):
-                shape = tuple(t._value.shape)
+                shape = tuple(host_array(t).shape)
                 if batch_is_none and shape:
                     shape = (None,) + shape[1:]
                 return KerasTensor(shape, dtype=t.dtype.name)

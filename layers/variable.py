@@ -7,6 +7,7 @@ of the layers being built.
 """
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.framework.variables import Variable as _TFVariable
 
 from . import backend
@@ -28,7 +29,7 @@ class KerasVariable(_TFVariable):
             value = initializer(tuple(shape), dtype=dtype)
         else:
             value = initializer
-        value = np.asarray(getattr(value, "_value", value), dtype=str(dtype))
+        value = np.asarray(host_array(value), dtype=str(dtype))
         if shape is not None and tuple(value.shape) != tuple(shape):
             raise ValueError(f"Initial value for variable '{name}' has shape {value.shape}, expected {tuple(shape)}.")
         super().__init__(value, trainable=trainable, name=name, constraint=constraint)
@@ -49,7 +50,7 @@ class KerasVariable(_TFVariable):
         return self._path
 
     def __repr__(self):
-        return (f"<Variable path={self._path}, shape={tuple(self._value.shape)}, dtype={self._value.dtype}, "
-                f"value={self._value}>")
+        value = host_array(self)
+        return f"<Variable path={self._path}, shape={tuple(value.shape)}, dtype={value.dtype}, value={value}>"
 
     __str__ = __repr__

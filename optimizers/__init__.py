@@ -6,6 +6,9 @@
 ``get`` accepts a name ('adam', case-insensitive), a ``serialize`` dict or an
 instance; ``schedules`` holds the learning-rate schedules.
 """
+from tapeflow.saving.registry import find, keras_export
+from tapeflow.saving.serialization_lib import instantiate, serialize_keras_object
+
 from . import schedules
 from .adadelta import Adadelta
 from .adagrad import Adagrad
@@ -22,6 +25,8 @@ from .sgd import SGD
 _MODULE = "keras.optimizers"
 _BUILTIN = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Newton)
 ALL_OBJECTS_DICT = {cls.__name__.lower(): cls for cls in _BUILTIN}
+for _cls in _BUILTIN:
+    keras_export(f"{_MODULE}.{_cls.__name__}")(_cls)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion", "Newton",
            "schedules", "get", "serialize", "deserialize"]
@@ -32,36 +37,30 @@ def serialize(optimizer):
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"`serialize` expects an Optimizer instance. Received: {optimizer!r} of type "
                         f"{type(optimizer).__name__}")
-    cls = type(optimizer)
-    builtin = ALL_OBJECTS_DICT.get(cls.__name__.lower()) is cls
-    return {"module": _MODULE if builtin else cls.__module__, "class_name": cls.__name__,
-            "config": optimizer.get_config(), "registered_name": None if builtin else cls.__name__}
+    return serialize_keras_object(optimizer)
+
+
+def optimizer_class(config, custom_objects=None):
+    """The optimizer class a config names, by the registry's one lookup (custom objects first); a
+    built-in name also matches case-insensitively ('adam'), as in Keras. None when none matches."""
+    class_name = config.get("class_name")
+    found = find(class_name, config.get("registered_name"), config.get("module"), custom_objects)
+    if found is None and isinstance(class_name, str):
+        found = ALL_OBJECTS_DICT.get(class_name.lower())
+    return found
 
 
 def deserialize(config, custom_objects=None):
     """Builds an optimizer from ``serialize``'s dict; built-in class names
-    are matched case-insensitively, custom classes come from ``custom_objects``."""
+    are matched case-insensitively, custom classes come from the registry or ``custom_objects``."""
     if not isinstance(config, dict) or "class_name" not in config:
         raise ValueError("Could not interpret optimizer config: expected a dict with 'class_name' and 'config' "
                          f"keys. Received: {config!r}")
-    class_name = config["class_name"]
-    custom_objects = custom_objects or {}
-    cls = custom_objects.get(config.get("registered_name") or class_name) or custom_objects.get(class_name)
-    if cls is None and isinstance(class_name, str):
-        cls = ALL_OBJECTS_DICT.get(class_name.lower())
+    cls = optimizer_class(config, custom_objects)
     if cls is None:
-        raise ValueError(f"Unknown optimizer: '{class_name}'. Built-in optimizers are "
+        raise ValueError(f"Unknown optimizer: '{config['class_name']}'. Built-in optimizers are "
                          f"{[c.__name__ for c in _BUILTIN]}; pass custom optimizer classes in `custom_objects`.")
-    return cls.from_config(dict(config.get("config") or {}), custom_objects=custom_objects) \
-        if _accepts_custom_objects(cls) else cls.from_config(dict(config.get("config") or {}))
-
-
-def _accepts_custom_objects(cls):
-    import inspect
-    try:
-        return "custom_objects" in inspect.signature(cls.from_config).parameters
-    except (TypeError, ValueError):
-        return False
+    return instantiate(cls, dict(config.get("config") or {}), custom_objects)
 
 
 def get(identifier):

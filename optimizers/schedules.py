@@ -13,6 +13,10 @@ import numpy as np
 
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.recording import execute
+from tapeflow.framework.tensor import Tensor, host_array
+from tapeflow.framework.variables import Variable
+from tapeflow.saving.registry import find, keras_export
+from tapeflow.saving.serialization_lib import instantiate, serialize_keras_object
 
 _MODULE = "keras.optimizers.schedules"
 
@@ -20,8 +24,8 @@ _MODULE = "keras.optimizers.schedules"
 def _float_array(value):
     """``value`` as a float scalar array: Python numbers become float32 (TensorFlow's
     default), numpy values and Tensors keep their float dtype."""
-    own_dtype = isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "_value")
-    arr = np.asarray(getattr(value, "_value", value))
+    own_dtype = isinstance(value, (np.ndarray, np.generic, Tensor, Variable))
+    arr = host_array(value)
     if arr.dtype.kind != "f" or not own_dtype:
         arr = arr.astype(np.float32)
     return arr
@@ -228,6 +232,8 @@ class CosineDecayRestarts(LearningRateSchedule):
 _BUILTIN = {cls.__name__: cls for cls in (
     ExponentialDecay, PiecewiseConstantDecay, PolynomialDecay, InverseTimeDecay, CosineDecay,
     CosineDecayRestarts)}
+for _cls in _BUILTIN.values():
+    keras_export(f"{_MODULE}.{_cls.__name__}")(_cls)
 
 
 def serialize(learning_rate_schedule):
@@ -236,15 +242,11 @@ def serialize(learning_rate_schedule):
         raise TypeError(
             "`serialize` expects a LearningRateSchedule instance. Received: "
             f"{learning_rate_schedule!r} of type {type(learning_rate_schedule).__name__}")
-    cls = type(learning_rate_schedule)
-    builtin = _BUILTIN.get(cls.__name__) is cls
-    return {"module": _MODULE if builtin else cls.__module__, "class_name": cls.__name__,
-            "config": learning_rate_schedule.get_config(),
-            "registered_name": None if builtin else cls.__name__}
+    return serialize_keras_object(learning_rate_schedule)
 
 
 def deserialize(config, custom_objects=None):
-    """Rebuilds a schedule from ``serialize``'s dict (custom classes through ``custom_objects``)."""
+    """Rebuilds a schedule from ``serialize``'s dict (custom classes from the registry or ``custom_objects``)."""
     if isinstance(config, LearningRateSchedule):
         return config
     if not isinstance(config, dict) or "class_name" not in config:
@@ -252,12 +254,10 @@ def deserialize(config, custom_objects=None):
             "Could not interpret learning rate schedule config: expected a dict with 'class_name' and "
             f"'config' keys. Received: {config!r}")
     class_name = config["class_name"]
-    custom_objects = custom_objects or {}
-    cls = (custom_objects.get(config.get("registered_name") or class_name) or custom_objects.get(class_name)
-           or _BUILTIN.get(class_name))
+    cls = find(class_name, config.get("registered_name"), config.get("module"), custom_objects)
     if cls is None:
         raise ValueError(
             f"Unknown learning rate schedule: '{class_name}'. Please ensure you are using a "
             "`tapeflow.optimizers.schedules.LearningRateSchedule` subclass and pass it in `custom_objects`. "
             f"Built-in schedules: {sorted(_BUILTIN)}")
-    return cls.from_config(dict(config.get("config", {})))
+    return instantiate(cls, dict(config.get("config", {})))

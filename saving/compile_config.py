@@ -11,29 +11,20 @@ import inspect
 import warnings
 
 from tapeflow import optimizers
-from tapeflow.layers.serialization_lib import (custom_object_scope, deserialize_keras_object,
-                                               get_registered_name, get_registered_object)
 from tapeflow.optimizers import Optimizer
+
+from .registry import custom_object_scope
+from .serialization_lib import deserialize_keras_object, instantiate
 
 _COMPILE_KEYS = ("loss", "loss_weights", "metrics", "weighted_metrics", "run_eagerly", "steps_per_execution",
                  "jit_compile")
-
-
-def serialize_optimizer(optimizer):
-    cls = type(optimizer)
-    if optimizers.ALL_OBJECTS_DICT.get(cls.__name__.lower()) is cls:
-        module, registered = "keras.optimizers", None
-    else:
-        module, registered = cls.__module__, get_registered_name(cls)
-    return {"module": module, "class_name": cls.__name__, "config": optimizer.get_config(),
-            "registered_name": registered}
 
 
 def compile_config_of(model):
     """Keras's ``compile_config`` for ``model`` ({} when it is not compiled)."""
     config = model.get_compile_config() if hasattr(model, "get_compile_config") else {}
     if config and isinstance(getattr(model, "optimizer", None), Optimizer):
-        config = dict(config, optimizer=serialize_optimizer(model.optimizer))
+        config = dict(config, optimizer=optimizers.serialize(model.optimizer))
     return config
 
 
@@ -70,18 +61,16 @@ def deserialize_optimizer(config, custom_objects=None):
     """An optimizer from a Keras 3 or TF-Keras 2 config dict, or a name."""
     if isinstance(config, str):
         return optimizers.get(config)
+    cls = optimizers.optimizer_class(config, custom_objects)
     class_name = config.get("class_name")
-    registered = config.get("registered_name")
-    for key in (registered, class_name):
-        found = get_registered_object(key, custom_objects) if key else None
-        if found is not None:
-            return found.from_config(dict(config.get("config") or {}))
-    if isinstance(class_name, str) and class_name.startswith("Custom>"):
-        class_name = class_name[len("Custom>"):]  # TF-Keras 2 wrote its own optimizers so
-    cls = optimizers.ALL_OBJECTS_DICT.get(str(class_name).lower())
+    if cls is None and isinstance(class_name, str) and class_name.startswith("Custom>"):
+        # TF-Keras 2 wrote its own optimizers so
+        cls = optimizers.optimizer_class(dict(config, class_name=class_name[len("Custom>"):]), custom_objects)
     if cls is None:
-        raise TypeError(f"Unknown optimizer class '{config.get('class_name')}': it is neither built in nor "
+        raise TypeError(f"Unknown optimizer class '{class_name}': it is neither built in nor "
                         "registered with @tf.keras.saving.register_keras_serializable(); pass it in custom_objects.")
+    if optimizers.ALL_OBJECTS_DICT.get(cls.__name__.lower()) is not cls:
+        return instantiate(cls, dict(config.get("config") or {}), custom_objects)
     inner = dict(config.get("config") or {})
     if "lr" in inner and "learning_rate" not in inner:
         inner["learning_rate"] = inner.pop("lr")

@@ -6,6 +6,7 @@ Loading builds nothing but registered ops, with attributes that are JSON values
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.framework.tensor import host_array
 from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.framework.recording import forward_of, state_op_variable_counts
 from tapeflow.function import VARIABLE_ASSIGN, VARIABLE_READ, ConcreteFunction, OutputLeaf
@@ -49,7 +50,7 @@ def traced_shapes(graph):
     """The input shapes a graph was traced at (a loaded graph keeps them as data)."""
     if isinstance(graph, LoadedGraph):
         return graph.traced_shapes
-    return [t._value.shape for t in graph.inputs]
+    return [host_array(t).shape for t in graph.inputs]
 
 
 def graph_to_data(graph, variable_ids, gradient_names):

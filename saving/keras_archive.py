@@ -20,13 +20,13 @@ import os
 
 import h5py
 
-from tapeflow.layers.serialization_lib import custom_object_scope, deserialize_keras_object, serialize_keras_object
-
 from . import assets, zip_io
 from .atomic import atomic_directory
 from .release import replacing
 from .compile_config import compile_config_of, try_compile
-from .registry import check_config
+from .config_check import check_config
+from .registry import custom_object_scope
+from .serialization_lib import deserialize_keras_object, serialize_keras_object
 from .state_loading import load_state
 from .errors import ArchiveError, ExternalReferenceError, FileContentError, OversizedContentError
 from .h5_reader import H5File

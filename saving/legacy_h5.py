@@ -23,7 +23,7 @@ import warnings
 import h5py
 import numpy as np
 
-from tapeflow.layers.serialization_lib import serialize_keras_object
+from .serialization_lib import serialize_keras_object
 from tapeflow.optimizers import SGD, Adam
 
 from .release import replacing

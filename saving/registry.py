@@ -1,154 +1,122 @@
-"""Which classes a file may name, checked before anything is built from it.
+"""The one registry of the objects a config may name (``keras.saving``'s registration functions).
 
-A config read from a file is data. It can only name classes that tapeflow
-has built in (by their public Keras name), classes registered with
-``register_keras_serializable``, and ``custom_objects``: nothing is imported
-from a name in a file, no Python code stored in a file is ever run (Lambda
-layers and lambdas are refused on every format, whatever ``safe_mode``
-says), and nothing is unpickled. ``check_config`` walks the whole config
-first and reports every unknown class at once.
+Layers, losses, metrics, optimizers, schedules, initializers and every other
+serializable Keras object are found here, by one lookup (``find``):
+  1. ``custom_objects`` passed to the call, then those of enclosing
+     ``custom_object_scope``s, then objects registered with
+     ``register_keras_serializable`` (``"package>Name"``) or added to
+     ``get_custom_objects()``; then the caller's ``module_objects`` table;
+  2. built-in objects under their public Keras path (``"keras.layers.Dense"``,
+     ``"keras.optimizers.Adam"``), registered by ``keras_export`` when their
+     module is imported;
+  3. a built-in class by its bare name, for configs written without a module or
+     under another Keras module path (``keras.src.*``, older layouts).
+Nothing is ever imported by a name read from a config. This module imports
+nothing of tapeflow: the packages below saving register into it.
 """
-from tapeflow.layers import serialization_lib
+import inspect
 
-from .errors import ConfigContentError, FileFormatError
-from tapeflow.layers.serialization_lib import (CustomObjectScope, custom_object_scope,  # noqa: F401
-                                               deserialize_keras_object, get_registered_name,
-                                               get_registered_object, register_keras_serializable,
-                                               serialize_keras_object)
-
-_SPECIAL = {"__numpy__", "__bytes__", "__tensor__", "__keras_tensor__", "__slice__", "__ellipsis__",
-            "__typespec__", "__shared_object__"}
+_BUILTIN = {}        # "keras.layers.Dense" -> class or function
+_BY_CLASS_NAME = {}  # "Dense" -> built-in class, for configs without a Keras module
+_BUILTIN_NAMES = {}  # built-in object -> (module, name)
+_CUSTOM = {}         # "package>Name" -> class or function (get_custom_objects())
+_CUSTOM_NAMES = {}   # custom object -> "package>Name"
+_SCOPES = []         # custom_objects dicts of the enclosing custom_object_scope()s
 
 
-class UnsafeContentError(FileFormatError):
-    """The file asks for code to be run (a Lambda layer or a Python lambda)."""
+class custom_object_scope:
+    """Within the ``with`` block, ``custom_objects`` are found by name everywhere."""
+
+    def __init__(self, custom_objects):
+        self.custom_objects = dict(custom_objects or {})
+
+    def __enter__(self):
+        _SCOPES.append(self.custom_objects)
+        return self
+
+    def __exit__(self, *exc):
+        _SCOPES.pop()
 
 
-class UnknownClassError(FileFormatError, TypeError):
-    """The file names classes that are neither built in nor registered (still a TypeError, as it was)."""
+CustomObjectScope = custom_object_scope
+
+
+def keras_export(public_path):
+    """Registers a built-in class or function under its public Keras path."""
+    module, _, name = public_path.rpartition(".")
+
+    def decorator(obj):
+        _BUILTIN[public_path] = obj
+        _BUILTIN_NAMES.setdefault(obj, (module, name))
+        if inspect.isclass(obj):
+            _BY_CLASS_NAME.setdefault(name, obj)
+        return obj
+    return decorator
+
+
+def register_keras_serializable(package="Custom", name=None):
+    """Makes a custom class or function loadable by name: ``package>Name``."""
+    def decorator(obj):
+        registered = f"{package}>{name or obj.__name__}"
+        if inspect.isclass(obj) and not hasattr(obj, "get_config"):
+            raise ValueError(f"Cannot register a class that does not have a get_config() method: {obj.__name__}")
+        _CUSTOM[registered] = obj
+        _CUSTOM_NAMES[obj] = registered
+        return obj
+    return decorator
 
 
 def get_custom_objects():
-    """The global registry of custom objects (``{"package>Name": class}``); updating it registers them."""
-    return serialization_lib._CUSTOM
+    """The process-wide dict of custom objects (``{"package>Name": object}``); updating it registers them."""
+    return _CUSTOM
 
 
-def _resolvable(config, custom_objects):
-    try:
-        serialization_lib._resolve_class(config, custom_objects, None)
-        return True
-    except TypeError:
-        return False
+def get_registered_name(obj):
+    """The name ``obj`` was registered under (``"package>Name"``), else its ``__name__``."""
+    return _CUSTOM_NAMES.get(obj, obj.__name__)
 
 
-def _function_known(config, custom_objects):
-    inner = config.get("config")
-    name = inner if isinstance(inner, str) else (inner or {}).get("name")
-    if get_registered_object(name, custom_objects) is not None:
-        return True
-    return bool(config.get("module")) and f"{config['module']}.{name}" in serialization_lib._BUILTIN
-
-
-def _label(config):
-    inner = config.get("config")
-    name = inner.get("name") if isinstance(inner, dict) else None
-    return f"'{config.get('class_name')}'" + (f" (object '{name}')" if isinstance(name, str) else "")
-
-
-def _where(path):
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".") or "the top level"
-
-
-def _field_problem(node):
-    """What is wrong with the fields of an object entry ``{"class_name", "config", ...}`` (None if nothing)."""
-    class_name = node.get("class_name")
-    if not isinstance(class_name, str):
-        return f"'class_name' should be a string, not {type(class_name).__name__} {class_name!r:.40}"
-    for key in ("module", "registered_name"):
-        if node.get(key) is not None and not isinstance(node[key], str):
-            return f"'{key}' should be a string, not {type(node[key]).__name__} {node[key]!r:.40}"
-    inner = node["config"]
-    if class_name == "function":
-        if not isinstance(inner, (str, dict)) or isinstance(inner, dict) and not isinstance(inner.get("name"), str):
-            return f"the 'config' of a function should be its name, not {type(inner).__name__} {inner!r:.40}"
-    elif not isinstance(inner, dict):
-        return f"'config' should be an object (a dict), not {type(inner).__name__} {inner!r:.40}"
-    for key in ("build_config", "compile_config"):
-        if node.get(key) is not None and not isinstance(node[key], dict):
-            return f"'{key}' should be an object (a dict), not {type(node[key]).__name__}"
+def get_registered_object(name, custom_objects=None, module_objects=None):
+    """The custom object called ``name``: from ``custom_objects``, the enclosing scopes, the registry,
+    then ``module_objects``; None when none has it."""
+    if custom_objects and name in custom_objects:
+        return custom_objects[name]
+    for scope in reversed(_SCOPES):
+        if name in scope:
+            return scope[name]
+    if name in _CUSTOM:
+        return _CUSTOM[name]
+    if module_objects and name in module_objects:
+        return module_objects[name]
     return None
 
 
-def _holds_lambda_code(node):
-    config = node.get("config")
-    function = config.get("function") if isinstance(config, dict) else None
-    return not isinstance(function, dict) or function.get("class_name") == "__lambda__"
+def public_name(obj):
+    """``(module, name)`` of a built-in object's public Keras path, or None for any other object."""
+    return _BUILTIN_NAMES.get(obj)
 
 
-def _lambda_code_not_supplied(node, custom_objects):
-    """A Lambda layer storing a Python lambda, and no function under its name in custom_objects (or a
-    Lambda class of the user's own registered in its place)."""
-    if get_registered_object(node.get("registered_name") or "Lambda", custom_objects) is not None \
-            and node.get("registered_name") not in (None, "Lambda"):
-        return False
-    if not _holds_lambda_code(node):
-        return False
-    name = node["config"].get("name") if isinstance(node["config"], dict) else None
-    return not isinstance(name, str) or get_registered_object(name, custom_objects) is None
+def is_builtin(obj):
+    return obj in _BUILTIN_NAMES
 
 
-def check_config(config, source, custom_objects=None, skip_keys=("compile_config",)):
-    """Raises if ``config`` holds a Lambda or names a class or function tapeflow cannot rebuild safely,
-    or if an object entry's fields have the wrong types (a ConfigContentError naming the entry)."""
-    lambdas, unknown, names_to_pass = [], [], []
-
-    def visit(node, path=(), top=False):
-        if isinstance(node, list):
-            for i, item in enumerate(node):
-                visit(item, path + (i,))
-            return
-        if not isinstance(node, dict):
-            return
-        class_name = node.get("class_name")
-        if "class_name" in node and "config" in node:
-            problem = _field_problem(node)
-            if problem:
-                raise ConfigContentError(f"Cannot load '{source}': the object at {_where(path)} of its config is "
-                                         f"malformed: {problem}.")
-            if class_name == "__lambda__":
-                lambdas.append("a Python lambda")
-            elif class_name == "Lambda" and _lambda_code_not_supplied(node, custom_objects):
-                name = node["config"].get("name") if isinstance(node["config"], dict) else None
-                lambdas.append(f"a Lambda layer '{name}'" if isinstance(name, str) else "a Lambda layer")
-            elif class_name == "function":
-                if not _function_known(node, custom_objects):
-                    names_to_pass.append(str(node.get("config")))
-                    unknown.append(f"function {node.get('config')!r}")
-            elif class_name not in _SPECIAL and not _resolvable(node, custom_objects):
-                names_to_pass.append(class_name)
-                unknown.append(f"class {_label(node)}"
-                               + (f" registered as {node['registered_name']!r}"
-                                  if node.get("registered_name") not in (None, class_name) else ""))
-        for key, value in node.items():
-            if top and key in skip_keys:
-                continue
-            if key == "config" and (class_name == "__lambda__"
-                                    or (class_name == "Lambda" and _holds_lambda_code(node))):
-                continue
-            visit(value, path + (key,))
-
-    visit(config, top=True)
-    if lambdas:
-        raise UnsafeContentError(
-            f"'{source}' contains {', '.join(lambdas)}, which wraps arbitrary Python code. "
-            "tapeflow never runs code from a file, with or without safe_mode=False. Pass the function of a Lambda "
-            "layer as custom_objects={'<layer name>': function}, or rebuild the model in Python and load only "
-            "its weights with model.load_weights().")
-    if unknown:
-        names = sorted(set(unknown), key=unknown.index)
-        raise UnknownClassError(
-            f"Cannot load '{source}': it uses {', '.join(names)}, which tapeflow does not know. tapeflow rebuilds "
-            "only its built-in classes, classes registered with "
-            "@tf.keras.saving.register_keras_serializable(package=...), and those passed as custom_objects="
-            + "{" + ", ".join(f"'{n}': {n}" for n in dict.fromkeys(names_to_pass or ["Name"])) + "}"
-            + "; it never imports code named in a file.")
+def find(name, registered_name=None, module=None, custom_objects=None, module_objects=None, function=False):
+    """The class (or, with ``function``, the function) a config names, or None: the one lookup of every
+    deserializer (see the module's docstring for the order)."""
+    for key in (registered_name, name):
+        if isinstance(key, str) and key:
+            found = get_registered_object(key, custom_objects, module_objects)
+            if found is not None:
+                return found
+    if not isinstance(name, str):
+        return None
+    if isinstance(module, str) and f"{module}.{name}" in _BUILTIN:
+        return _BUILTIN[f"{module}.{name}"]
+    if not function and isinstance(module, str) and module.startswith("keras.src.ops."):   # a keras.ops call
+        from tapeflow.layers.operation import operation_class_named     # of a functional graph
+        found = operation_class_named(module, name)
+        if found is not None:
+            return found
+    if not function and (module is None or isinstance(module, str) and module.startswith("keras")):
+        return _BY_CLASS_NAME.get(name)
+    return None

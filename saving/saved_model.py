@@ -19,6 +19,7 @@ import numpy as np
 
 from tapeflow.framework.logging_util import warn
 from tapeflow.framework.registry import bound_gradient_name, is_registered, register_bound_gradient
+from tapeflow.framework.tensor import host_array
 from tapeflow.framework.tensor_spec import TensorSpec
 from tapeflow.framework.variables import Variable
 from tapeflow.function import ConcreteFunction, Function, custom_gradient_function
@@ -91,7 +92,7 @@ class _Saver:
         if isinstance(obj, Variable):
             self.objects.append({"kind": "variable", "name": obj._shared_name, "trainable": obj.trainable,
                                  "dtype": obj.dtype.name, "shape": list(obj.shape)})
-            self.arrays[f"variables/{i}"] = np.asarray(obj._value)
+            self.arrays[f"variables/{i}"] = host_array(obj)
             return i
         entry = {"kind": "module", "name": getattr(obj, "name", type(obj).__name__), "children": {}, "functions": {}}
         self.objects.append(entry)

@@ -1,5 +1,5 @@
-"""What only the engine touches: tracing state, reference counts and a Variable's storage stay inside
-``tapeflow/``; layers, optimizers, saving and keras_ops go through ops and public functions."""
+"""What only the engine touches: tracing state, reference counts, a Variable's storage and a tensor's
+value stay inside ``tapeflow/``; layers, optimizers, saving and keras_ops go through ops and public functions."""
 import pathlib
 import re
 
@@ -12,6 +12,8 @@ FORBIDDEN = {
                                                 r"|\bdefer_call\b"),
     "reference counting": re.compile(r"\bgetrefcount\b"),
     "a Variable's storage": re.compile(r"\._adopt\b|\._write_inplace\b"),
+    "a Tensor's or Variable's private value (use tapeflow.framework.tensor.host_array)":
+        re.compile(r"\._value\b|[\"']_value[\"']"),
 }
 
 

@@ -4,6 +4,7 @@ With a ``mask`` the masked logits are replaced by a large negative number (-1e9;
 -3e4 for float16) before the softmax and the output is multiplied by the mask,
 as Keras does (an all-masked row gives zeros).
 """
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops, math_ops, reduction_ops
 from tapeflow.ops.common import to_tensor
 
@@ -27,7 +28,7 @@ class Softmax(Layer):
         if mask is not None:
             mask = to_tensor(mask)
             keep = mask if mask.dtype.name == "bool" else math_ops.greater(mask, 0.5)
-            filler = math_ops.cast(array_ops.fill(tuple(inputs._value.shape),
+            filler = math_ops.cast(array_ops.fill(tuple(host_array(inputs).shape),
                                                   _large_negative_number(inputs.dtype)), inputs.dtype)
             inputs = array_ops.where(keep, inputs, filler)
         if isinstance(self.axis, tuple) and len(self.axis) > 1:

@@ -6,6 +6,7 @@ over the features; masked key positions get a score lowered by 1e9 before the
 softmax over the keys, the weights (after dropout in training) combine the
 values, and masked query positions give zero outputs.
 """
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops, math_ops, nn_ops, random_ops, reduction_ops
 from tapeflow.ops.common import to_tensor
 
@@ -67,7 +68,7 @@ class Attention(Layer):
             scores = math_ops.subtract(scores, math_ops.multiply(math_ops.cast(large, scores.dtype), padding))
         weights = nn_ops.softmax(scores, axis=-1)
         if training and self.dropout > 0:
-            mask = random_ops.dropout_mask(tuple(weights._value.shape), self.dropout, weights.dtype, self.seed)
+            mask = random_ops.dropout_mask(tuple(host_array(weights).shape), self.dropout, weights.dtype, self.seed)
             weights = math_ops.multiply(weights, mask)
         return math_ops.matmul(weights, value), weights
 
@@ -76,7 +77,7 @@ class Attention(Layer):
             value_mask = array_ops.expand_dims(_as_bool(value_mask), -2)   # (B, 1, Tv)
         if not use_causal_mask:
             return value_mask
-        shape = tuple(scores._value.shape)
+        shape = tuple(host_array(scores).shape)
         causal = to_tensor(_causal_mask(shape[-2], shape[-1]))
         return causal if value_mask is None else math_ops.logical_and(value_mask, causal)
 

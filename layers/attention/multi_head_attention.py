@@ -12,7 +12,7 @@ multiplies the combined values before the output projection.
 import math
 import string
 
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.ops import array_ops, math_ops
 from tapeflow.ops.common import to_tensor
 
@@ -56,7 +56,7 @@ def attention_equations(rank, attention_axes):
 
 
 def _static_shape(x):
-    return tuple(x.shape) if isinstance(x, KerasTensor) else tuple(np.shape(getattr(x, "_value", x)))
+    return tuple(x.shape) if isinstance(x, KerasTensor) else tuple(np.shape(host_array(x)))
 
 
 def _clone(initializer):

@@ -3,6 +3,8 @@ import math
 
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
+
 from ..serialization_lib import keras_export
 from .callback import Callback
 
@@ -33,7 +35,7 @@ class LearningRateScheduler(Callback):
             lr = self.schedule(epoch, lr)
         except TypeError:  # a schedule of the epoch only
             lr = self.schedule(epoch)
-        lr = float(np.asarray(getattr(lr, "_value", lr)))
+        lr = float(host_array(lr))
         if not math.isfinite(lr):
             raise ValueError(f'The output of the "schedule" function should be a float. Got: {lr}')
         _set_lr(self.model, lr)

@@ -1,14 +1,14 @@
 """Weight constraints (``keras.constraints``), applied by optimizers after each update."""
 import numpy as np
 
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.ops.common import to_tensor
 
 from ..serialization_lib import keras_export, module_accessors
 
 
 def _array(w):
-    return np.asarray(to_tensor(w)._value)
+    return host_array(to_tensor(w))
 
 
 @keras_export("keras.constraints.Constraint")

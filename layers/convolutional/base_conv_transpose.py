@@ -5,6 +5,7 @@ convolution's kernel from the output back to the input), and the output length
 per axis follows Keras's formula (``deconv_output_length``); the op is
 ``tf.nn.conv_transpose`` with that output shape.
 """
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import conv_ops
 
 from .. import activations, constraints, initializers, regularizers
@@ -64,7 +65,7 @@ class BaseConvTranspose(Layer):
             spatial_dims(input_shape, self.data_format), self.kernel_size, pads, self.strides, self.dilation_rate)]
 
     def call(self, inputs):
-        shape = tuple(inputs._value.shape)
+        shape = tuple(host_array(inputs).shape)
         output_shape = spatial_output_shape(shape, self.data_format, self.filters, self._output_lengths(shape))
         y = conv_ops.conv_transpose(inputs, self.kernel, output_shape, strides=self.strides,
                                     padding=self.padding.upper(),

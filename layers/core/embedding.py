@@ -1,7 +1,7 @@
 """Embedding: integer indices -> rows of a trainable (input_dim, output_dim) matrix."""
 import numpy as np
 
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.ops import array_ops, math_ops
 
 from .. import constraints, initializers, regularizers
@@ -47,11 +47,11 @@ class Embedding(Layer):
     def _convert_inputs(self, x):
         if isinstance(x, Tensor):
             return x
-        arr = np.asarray(getattr(x, "_value", x))
+        arr = host_array(x)
         return Tensor(arr if arr.dtype.kind in "iu" else arr.astype(np.int32))
 
     def call(self, inputs):
-        if inputs._value.dtype.kind not in "iu":
+        if host_array(inputs).dtype.kind not in "iu":
             inputs = math_ops.cast(inputs, "int32")
         return array_ops.gather(self.embeddings, inputs)
 

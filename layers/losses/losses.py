@@ -8,7 +8,7 @@ divided by the number of per-sample values; ``sum``; ``none``;
 """
 import numpy as np
 
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
 from tapeflow.ops import nn_ops as nn
@@ -32,11 +32,11 @@ def standardize_reduction(reduction):
 
 
 def _tensor(x, dtype=None):
-    if isinstance(x, Tensor) and (dtype is None or x._value.dtype == np.dtype(dtype)):
+    if isinstance(x, Tensor) and (dtype is None or host_array(x).dtype == np.dtype(dtype)):
         return x
     if isinstance(x, Tensor):
         return M.cast(x, dtype)
-    value = np.asarray(getattr(x, "_value", x))
+    value = host_array(x)
     if dtype is not None:
         value = value.astype(dtype)
     elif value.dtype == np.float64:
@@ -46,22 +46,22 @@ def _tensor(x, dtype=None):
 
 def _float_pred(y_pred):
     y_pred = _tensor(y_pred)
-    if y_pred._value.dtype.kind != "f":
+    if host_array(y_pred).dtype.kind != "f":
         y_pred = M.cast(y_pred, backend.floatx())
     return y_pred
 
 
 def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
     """Makes ranks equal by removing or adding a trailing axis of size 1 (Keras's rule)."""
-    r1, r2 = x1._value.ndim, x2._value.ndim
+    r1, r2 = x1.ndim, x2.ndim
     if r1 == r2:
         return x1, x2
-    if r1 == r2 + 1 and x1._value.shape[-1] == 1:
+    if r1 == r2 + 1 and host_array(x1).shape[-1] == 1:
         if r2 == 1 and expand_rank_1:
             x2 = A.expand_dims(x2, -1)
         else:
             x1 = A.squeeze(x1, -1)
-    if r2 == r1 + 1 and x2._value.shape[-1] == 1:
+    if r2 == r1 + 1 and host_array(x2).shape[-1] == 1:
         if r1 == 1 and expand_rank_1:
             x1 = A.expand_dims(x1, -1)
         else:
@@ -70,7 +70,7 @@ def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
 
 
 def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
-    if reduction == "none" or values._value.ndim == 0 or values._value.shape == (0,):
+    if reduction == "none" or values.ndim == 0 or host_array(values).shape == (0,):
         return values
     if reduction in ("sum_over_batch_size", "mean") and sample_weight is None:
         return R.reduce_mean(values)
@@ -80,7 +80,7 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
     if reduction == "mean_with_sample_weight" and sample_weight is not None:
         divisor = R.reduce_sum(M.cast(sample_weight, values.dtype))
     else:
-        divisor = Tensor(np.asarray(values._value.size, dtype=values._value.dtype))
+        divisor = Tensor(np.asarray(host_array(values).size, dtype=host_array(values).dtype))
     return M.div_no_nan(total, divisor)
 
 
@@ -92,7 +92,7 @@ def reduce_weighted_values(values, sample_weight=None, mask=None, reduction="sum
         if reduction in ("sum_over_batch_size", "mean"):
             # valid entries get weight total/valid, so the mean is over the valid entries only
             valid = M.add(R.reduce_sum(mask), backend.epsilon())
-            mask = M.multiply(mask, M.divide(float(mask._value.size), valid))
+            mask = M.multiply(mask, M.divide(float(host_array(mask).size), valid))
         if sample_weight is not None:
             sample_weight = M.cast(_tensor(sample_weight), values.dtype)
             mask, sample_weight = squeeze_or_expand_to_same_rank(mask, sample_weight)
@@ -168,7 +168,7 @@ class LossFunctionWrapper(Loss):
 # --------------------------------------------------------- loss functions ---
 def _pair(y_true, y_pred):
     y_pred = _float_pred(y_pred)
-    y_true = _tensor(y_true, y_pred._value.dtype)
+    y_true = _tensor(y_true, host_array(y_pred).dtype)
     return squeeze_or_expand_to_same_rank(y_true, y_pred)
 
 
@@ -233,7 +233,7 @@ def poisson(y_true, y_pred):
 
 
 def _signed_labels(y_true):
-    values = y_true._value
+    values = host_array(y_true)
     if values.size and np.all((values == 0) | (values == 1)):
         return M.subtract(M.multiply(y_true, 2.0), 1.0)
     return y_true
@@ -262,7 +262,7 @@ def cosine_similarity(y_true, y_pred, axis=-1):
 @keras_export("keras.losses.binary_crossentropy")
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     y_pred = _float_pred(y_pred)
-    y_true = _tensor(y_true, y_pred._value.dtype)
+    y_true = _tensor(y_true, host_array(y_pred).dtype)
     if label_smoothing:
         y_true = M.add(M.multiply(y_true, 1.0 - label_smoothing), 0.5 * label_smoothing)
     logits = activations.logits_of(y_pred, "sigmoid")
@@ -284,13 +284,14 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     if isinstance(axis, bool):
         raise ValueError(f"`axis` must be of type `int`. Received: axis={axis} of type {type(axis)}")
     y_pred = _float_pred(y_pred)
-    y_true = _tensor(y_true, y_pred._value.dtype)
-    if y_true._value.shape != y_pred._value.shape:
+    y_true = _tensor(y_true, host_array(y_pred).dtype)
+    if host_array(y_true).shape != host_array(y_pred).shape:
         raise ValueError(f"Arguments `target` and `output` must have the same shape. Received: "
-                         f"target.shape={tuple(y_true._value.shape)}, output.shape={tuple(y_pred._value.shape)}. "
+                         f"target.shape={tuple(host_array(y_true).shape)}, "
+                         f"output.shape={tuple(host_array(y_pred).shape)}. "
                          "For integer class labels use `sparse_categorical_crossentropy`.")
     if label_smoothing:
-        classes = y_true._value.shape[axis]
+        classes = host_array(y_true).shape[axis]
         y_true = M.add(M.multiply(y_true, 1.0 - label_smoothing), label_smoothing / classes)
     logits = activations.logits_of(y_pred, "softmax")
     if logits is not None:
@@ -304,7 +305,7 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
 
 
 def _check_labels(labels, num_classes):
-    values = labels._value
+    values = host_array(labels)
     if values.size and (values.min() < 0 or values.max() >= num_classes):
         bad = values[(values < 0) | (values >= num_classes)].ravel()[0]
         raise ValueError(f"Received a label value of {bad} which is outside the valid range of [0, {num_classes}). "
@@ -315,25 +316,26 @@ def _check_labels(labels, num_classes):
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_class=None, axis=-1):
     y_pred = _float_pred(y_pred)
     y_true = _tensor(y_true)
-    if y_true._value.ndim == y_pred._value.ndim and y_true._value.shape[-1] == 1:
+    if y_true.ndim == y_pred.ndim and host_array(y_true).shape[-1] == 1:
         y_true = A.squeeze(y_true, -1)
-    if y_true._value.dtype.kind == "f":
-        values = y_true._value
+    if host_array(y_true).dtype.kind == "f":
+        values = host_array(y_true)
         if np.any(values != np.round(values)):
             raise ValueError("sparse_categorical_crossentropy expects integer class labels, but the labels have "
                              f"fractional values such as {values[values != np.round(values)].ravel()[0]}. "
                              "For one-hot or soft labels use `categorical_crossentropy`.")
-    labels = y_true if y_true._value.dtype.kind in "iu" else M.cast(y_true, "int64")
-    if axis not in (-1, y_pred._value.ndim - 1):
+    labels = y_true if host_array(y_true).dtype.kind in "iu" else M.cast(y_true, "int64")
+    if axis not in (-1, y_pred.ndim - 1):
         raise ValueError(f"sparse_categorical_crossentropy supports only axis=-1. Received: axis={axis}")
-    if labels._value.shape != y_pred._value.shape[:-1]:
+    if host_array(labels).shape != host_array(y_pred).shape[:-1]:
         raise ValueError(f"Arguments `target` and `output` must have the same shape up until the last dimension: "
-                         f"target.shape={tuple(labels._value.shape)}, output.shape={tuple(y_pred._value.shape)}")
+                         f"target.shape={tuple(host_array(labels).shape)}, "
+                         f"output.shape={tuple(host_array(y_pred).shape)}")
     valid = None
     if ignore_class is not None:
         valid = M.not_equal(labels, ignore_class)
         labels = A.where(valid, labels, A.zeros_like(labels))
-    _check_labels(labels, y_pred._value.shape[-1])
+    _check_labels(labels, host_array(y_pred).shape[-1])
     logits = activations.logits_of(y_pred, "softmax")
     if logits is not None:
         y_pred, from_logits = logits, True
@@ -392,7 +394,7 @@ def _sparse_call(self, y_true, y_pred, sample_weight=None):
     ignore = self._fn_kwargs.get("ignore_class")
     if ignore is not None:
         labels = _tensor(y_true)
-        if labels._value.ndim == np.ndim(getattr(y_pred, "_value", y_pred)) and labels._value.shape[-1] == 1:
+        if labels.ndim == np.ndim(host_array(y_pred)) and host_array(labels).shape[-1] == 1:
             labels = A.squeeze(labels, -1)
         self._call_mask = M.not_equal(labels, ignore)
     return Loss.__call__(self, y_true, y_pred, sample_weight)

@@ -14,7 +14,7 @@ import numpy as np
 
 from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
 
@@ -40,11 +40,11 @@ def _tensor(x, dtype=None):
 
 
 def _ndim(t):
-    return t._value.ndim
+    return t.ndim
 
 
 def _shape(t):
-    return t._value.shape
+    return host_array(t).shape
 
 
 @keras_export("keras.metrics.Metric")

@@ -1,6 +1,7 @@
 """Confusion-count metrics: Precision, Recall and AUC."""
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
 from tapeflow.ops import nn_ops
@@ -18,7 +19,7 @@ def _confusion_inputs(metric, y_true, y_pred, sample_weight, dtype):
     y_true = _tensor(y_true, dtype)
     y_pred = _tensor(y_pred, dtype)
     y_pred, y_true = squeeze_or_expand_to_same_rank(y_pred, y_true)
-    if y_true._value.size != y_pred._value.size:
+    if host_array(y_true).size != host_array(y_pred).size:
         raise ValueError(f"{type(metric).__name__} '{metric.name}' needs one label per prediction: y_true has shape "
                          f"{_shape(y_true)} and y_pred has shape {_shape(y_pred)}.")
     if sample_weight is not None:

@@ -7,7 +7,7 @@ Keras 3's JSON form, so ``from_config`` can rebuild the same graph.
 """
 import numpy as np
 
-from tapeflow.framework import dtypes, nest
+from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.tensor import Tensor
 
@@ -26,6 +26,20 @@ def _flatten_io(structure):
     if isinstance(structure, (list, tuple)):
         return [t for item in structure for t in _flatten_io(item)]
     return [structure]
+
+
+def _pack_io(structure, flat):
+    """The inverse of ``_flatten_io``: ``flat`` laid out as ``structure`` (a dict in its own key order)."""
+    leaves = iter(flat)
+
+    def pack(node):
+        if isinstance(node, dict):
+            return type(node)((k, next(leaves)) for k in node)
+        if isinstance(node, (list, tuple)):
+            items = [pack(item) for item in node]
+            return type(node)(*items) if hasattr(node, "_fields") else type(node)(items)
+        return next(leaves)
+    return pack(structure)
 
 
 def map_graph(inputs, outputs):
@@ -153,8 +167,7 @@ class Functional(Model):
             outputs = node.operation(*args, **kwargs)
             for t, value in zip(node.output_tensors, tree.flatten(outputs)):
                 values[id(t)] = value
-        return nest.pack_sequence_as(self._outputs_struct, [values[id(t)] for t in self._outputs]) \
-            if isinstance(self._outputs_struct, (list, tuple, dict)) else values[id(self._outputs[0])]
+        return _pack_io(self._outputs_struct, [values[id(t)] for t in self._outputs])
 
     def compute_output_spec(self, inputs, training=None, mask=None):
         values = {}
@@ -165,10 +178,7 @@ class Functional(Model):
             outputs = node.operation._symbolic_output(*args, **kwargs)
             for t, value in zip(node.output_tensors, tree.flatten(outputs)):
                 values[id(t)] = value
-        flat = [values[id(t)] for t in self._outputs]
-        if isinstance(self._outputs_struct, (list, tuple, dict)):
-            return nest.pack_sequence_as(self._outputs_struct, flat)
-        return flat[0]
+        return _pack_io(self._outputs_struct, [values[id(t)] for t in self._outputs])
 
     def compute_output_shape(self, input_shape):
         specs = tree.map_shape_structure(lambda s: KerasTensor(s), input_shape)

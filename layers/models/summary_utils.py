@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
+
 from ..utils import tree
 
 
@@ -24,7 +26,7 @@ def readable_memory_size(size):
 
 def _count(variables):
     count = sum(int(np.prod(v.shape)) for v in variables)
-    memory = sum(int(np.prod(v.shape)) * np.dtype(v._value.dtype).itemsize for v in variables)
+    memory = sum(int(np.prod(v.shape)) * np.dtype(host_array(v).dtype).itemsize for v in variables)
     return count, memory
 
 

@@ -81,7 +81,7 @@ class BatchNormalization(Layer):
         if training and self.trainable:
             return self._train(inputs)
         gamma, beta = self._params(inputs)
-        rank = inputs._value.ndim
+        rank = inputs.ndim
         mean, variance = self.moving_mean, self.moving_variance
         if self._channel_axis != rank - 1:
             shape = [1] * rank
@@ -91,7 +91,7 @@ class BatchNormalization(Layer):
 
     def _train(self, inputs):
         gamma, beta = self._params(inputs)
-        rank = inputs._value.ndim
+        rank = inputs.ndim
         last = self._channel_axis == rank - 1
         x = inputs
         if not last:

@@ -50,7 +50,7 @@ class LayerNormalization(Layer):
         return v if self._axes == list(range(rank - len(self._axes), rank)) else array_ops.reshape(v, shape)
 
     def call(self, inputs):
-        rank = inputs._value.ndim
+        rank = inputs.ndim
         M = math_ops
         if self.rms_scaling:
             variance = reduction_ops.reduce_mean(M.square(inputs), self._axes, keepdims=True)

@@ -1,5 +1,6 @@
 """CenterCrop: the central (height, width) window; an image smaller than that is cropped to the target
 aspect ratio and resized up instead."""
+from tapeflow.framework.tensor import host_array
 from tapeflow.image.cropping import crop_to_bounding_box
 
 from ..serialization_lib import keras_export
@@ -14,7 +15,7 @@ class CenterCrop(BaseImagePreprocessingLayer):
         self.height, self.width = int(height), int(width)
 
     def transform_batch(self, images):
-        h, w = images._value.shape[1:3]
+        h, w = host_array(images).shape[1:3]
         if h >= self.height and w >= self.width:
             return self._float(crop_to_bounding_box(images, (h - self.height) // 2, (w - self.width) // 2,
                                                     self.height, self.width))

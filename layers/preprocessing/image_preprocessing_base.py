@@ -5,6 +5,7 @@ layers; the random layers draw their parameters with ``sample`` (ops seeded by t
 so a traced function draws anew on every call) and apply them with ``apply``, the identity at inference.
 """
 from tapeflow.framework import dtypes
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops, math_ops, random_ops
 from tapeflow.ops.common import to_tensor
 
@@ -21,10 +22,10 @@ class BaseImagePreprocessingLayer(Layer):
     def _to_batch(self, inputs):
         """(N, H, W, C) float tensor, whether the input was a single image."""
         x = to_tensor(inputs)
-        if x._value.ndim not in (3, 4):
+        if x.ndim not in (3, 4):
             raise ValueError(f"{type(self).__name__}: expected an image (rank 3) or a batch of images (rank 4), "
                              f"received an input of shape {x.shape}")
-        single = x._value.ndim == 3
+        single = x.ndim == 3
         if single:
             x = array_ops.expand_dims(x, 0)
         if self.data_format == "channels_first":
@@ -81,7 +82,7 @@ class BaseRandomLayer(BaseImagePreprocessingLayer):
             return self.inference(inputs)
         x, single = self._to_batch(inputs)
         x = self._float(x)
-        params = self.sample(x._value.shape[0], x._value.shape[1], x._value.shape[2])
+        params = self.sample(*host_array(x).shape[:3])
         return self._from_batch(self.apply(x, params), single)
 
     def inference(self, inputs):

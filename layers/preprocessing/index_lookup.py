@@ -20,7 +20,8 @@ import os
 
 import numpy as np
 
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
+from tapeflow.framework.variables import Variable
 
 from ..keras_tensor import KerasTensor
 from ..layer import Layer
@@ -31,11 +32,8 @@ VOCABULARY_FILE = "vocabulary.txt"
 
 def to_numpy(data):
     """A tensor, array, list or scalar as a numpy array (strings as an object array of bytes)."""
-    if isinstance(data, Tensor):
-        return data._value
-    value = getattr(data, "_value", None)
-    if value is not None:
-        return np.asarray(value)
+    if isinstance(data, (Tensor, Variable)):
+        return host_array(data)
     arr = np.asarray(data)
     if arr.dtype.kind == "U":
         arr = np.vectorize(lambda s: s.encode("utf-8"), otypes=[object])(arr) if arr.size else arr.astype(object)
@@ -44,7 +42,7 @@ def to_numpy(data):
 
 def iterate_batches(data, batch_size=None, steps=None):
     """The batches of ``data`` (an array-like, a tf.data Dataset or any iterable of batches) as numpy arrays."""
-    if isinstance(data, (list, tuple, np.ndarray, Tensor)) or hasattr(data, "_value"):
+    if isinstance(data, (list, tuple, np.ndarray, Tensor, Variable)):
         arr = to_numpy(data)
         if batch_size is None or arr.ndim == 0:
             yield arr

@@ -1,6 +1,7 @@
 """RandomCrop: in training, a random (height, width) window of the batch (images smaller than that are
 cropped to the target's aspect ratio and resized); the identity at inference, as in Keras 3.15."""
 from tapeflow.framework import dtypes
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops, math_ops
 from tapeflow.ops.common import to_tensor
 
@@ -20,9 +21,9 @@ class RandomCrop(BaseRandomLayer):
             x = to_tensor(inputs)
             return x if x.dtype.is_integer else self._float(x)     # Keras 3.15's inference dtypes
         x, single = self._to_batch(inputs)
-        h, w = x._value.shape[1:3]
+        h, w = host_array(x).shape[1:3]
         if h >= self.height and w >= self.width:
-            out = self._float(self.apply(x, self.sample(x._value.shape[0], h, w)))
+            out = self._float(self.apply(x, self.sample(host_array(x).shape[0], h, w)))
         else:
             out = self._float(smart_resize(self._float(x), self.height, self.width))
         return self._from_batch(out, single)

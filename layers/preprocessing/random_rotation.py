@@ -1,6 +1,7 @@
 """RandomRotation: in training, rotates each image by a random fraction of a full turn about its centre."""
 import math
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.image import transforms
 from tapeflow.ops import math_ops
 
@@ -25,7 +26,7 @@ class RandomRotation(BaseRandomLayer):
         return {"angle": math_ops.multiply(self.uniform((batch,), *self.angle_range), 360.0)}
 
     def apply(self, images, params):
-        height, width = images._value.shape[1:3]
+        height, width = host_array(images).shape[1:3]
         radians = math_ops.divide(params["angle"], transforms.DEGREES)
         maps = transforms.rotation_transforms(radians, height, width)
         return transforms.transform(images, maps, self.interpolation, self.fill_mode, self.fill_value)

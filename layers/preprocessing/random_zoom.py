@@ -1,4 +1,5 @@
 """RandomZoom: in training, zooms each image in or out about its centre by a random factor per axis."""
+from tapeflow.framework.tensor import host_array
 from tapeflow.image import transforms
 from tapeflow.ops import math_ops
 
@@ -29,7 +30,7 @@ class RandomZoom(BaseRandomLayer):
                                                                        1.0)}
 
     def apply(self, images, params):
-        height, width = images._value.shape[1:3]
+        height, width = host_array(images).shape[1:3]
         maps = transforms.zoom_transforms(params["width_zoom"][:, 0], params["height_zoom"][:, 0], height, width)
         return transforms.transform(images, maps, self.interpolation, self.fill_mode, self.fill_value)
 

@@ -1,4 +1,5 @@
 """Resizing: resizes images to (height, width), optionally cropping or padding to the target aspect ratio first."""
+from tapeflow.framework.tensor import host_array
 from tapeflow.image import resize as image_resize
 from tapeflow.image.cropping import crop_to_bounding_box
 
@@ -17,7 +18,7 @@ def aspect_crop_box(height, width, target_height, target_width):
 
 def smart_resize(images, height, width, interpolation="bilinear"):
     """Crops a channels-last batch to the target aspect ratio, then resizes it."""
-    h, w = images._value.shape[1:3]
+    h, w = host_array(images).shape[1:3]
     top, left, crop_h, crop_w = aspect_crop_box(h, w, height, width)
     if (crop_h, crop_w) != (h, w):
         images = crop_to_bounding_box(images, top, left, crop_h, crop_w)
@@ -58,7 +59,7 @@ class Resizing(BaseImagePreprocessingLayer):
 
     def _pad_to_aspect_ratio(self, x):
         from tapeflow.ops import array_ops
-        h, w = x._value.shape[1:3]
+        h, w = host_array(x).shape[1:3]
         # Keras pads both sides by half the shortfall, rounded down: an odd shortfall leaves the result
         # one row (column) short of the exact aspect ratio.
         top = int((max(h, int(w * self.height / self.width)) - h) / 2)

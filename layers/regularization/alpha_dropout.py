@@ -6,6 +6,7 @@ alpha_p^2))^-1/2`` and ``b = -a * alpha_p * rate``.
 """
 import numbers
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import math_ops, random_ops
 
 from ..layer import Layer
@@ -30,7 +31,7 @@ class AlphaDropout(Layer):
     def call(self, inputs, training=False):
         if not training or not 0 < self.rate < 1:
             return inputs
-        shape = tuple(inputs._value.shape)
+        shape = tuple(host_array(inputs).shape)
         if self.noise_shape is not None:
             shape = tuple(dim if n is None else int(n) for n, dim in zip(self.noise_shape, shape))
         alpha_p = -_SELU_ALPHA * _SELU_SCALE

@@ -1,6 +1,7 @@
 """Dropout: in training, zero each input with probability ``rate`` and scale the rest by 1/(1-rate)."""
 import numbers
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import math_ops, random_ops
 
 from ..layer import Layer
@@ -30,7 +31,7 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return math_ops.multiply(inputs, 0.0)
-        shape = inputs._value.shape
+        shape = host_array(inputs).shape
         if self.noise_shape is not None:
             shape = tuple(dim if n is None else int(n) for n, dim in zip(self.noise_shape, shape))
         # The mask is an op, so a traced tf.function draws a new one on every call.

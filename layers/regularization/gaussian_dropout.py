@@ -2,6 +2,7 @@
 import math
 import numbers
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import math_ops, random_ops
 
 from ..layer import Layer
@@ -23,7 +24,7 @@ class GaussianDropout(Layer):
         if not training or not 0 < self.rate < 1:
             return inputs
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
-        noise = random_ops.normal(tuple(inputs._value.shape), mean=1.0, stddev=stddev, dtype=inputs.dtype,
+        noise = random_ops.normal(tuple(host_array(inputs).shape), mean=1.0, stddev=stddev, dtype=inputs.dtype,
                                   seed=self.seed)
         return math_ops.multiply(inputs, noise)
 

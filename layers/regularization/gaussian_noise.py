@@ -1,6 +1,7 @@
 """GaussianNoise: adds N(0, stddev^2) noise in training; the identity otherwise."""
 import numbers
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import math_ops, random_ops
 
 from ..layer import Layer
@@ -21,7 +22,8 @@ class GaussianNoise(Layer):
     def call(self, inputs, training=False):
         if not training or self.stddev == 0:
             return inputs
-        noise = random_ops.normal(tuple(inputs._value.shape), stddev=self.stddev, dtype=inputs.dtype, seed=self.seed)
+        noise = random_ops.normal(tuple(host_array(inputs).shape), stddev=self.stddev, dtype=inputs.dtype,
+                                  seed=self.seed)
         return math_ops.add(inputs, noise)
 
     def compute_output_shape(self, input_shape):

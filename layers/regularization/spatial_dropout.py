@@ -2,6 +2,7 @@
 
 Active only in training; the kept channels are scaled by 1 / (1 - rate).
 """
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import math_ops, random_ops
 
 from ..argument_validation import standardize_data_format
@@ -19,7 +20,7 @@ class BaseSpatialDropout(Dropout):
             return inputs
         if self.rate == 1:
             return math_ops.multiply(inputs, 0.0)
-        shape = self._noise_shape(tuple(inputs._value.shape))
+        shape = self._noise_shape(tuple(host_array(inputs).shape))
         return math_ops.multiply(inputs, random_ops.dropout_mask(shape, self.rate, inputs.dtype, self.seed))
 
     def get_config(self):

@@ -1,4 +1,6 @@
 """Cropping1D: drops steps at the start and end of (batch, steps, features) inputs."""
+from tapeflow.framework.tensor import host_array
+
 from ..input_spec import InputSpec
 from ..layer import Layer
 from ..serialization_lib import keras_export
@@ -23,7 +25,7 @@ class Cropping1D(Layer):
 
     def call(self, inputs):
         before, after = self.cropping
-        length = cropped_length(inputs._value.shape[1], before, after, self)
+        length = cropped_length(host_array(inputs).shape[1], before, after, self)
         return inputs[:, before:before + length, :]
 
     def compute_output_shape(self, input_shape):

@@ -1,4 +1,6 @@
 """Cropping2D: drops rows and columns at the borders of images."""
+from tapeflow.framework.tensor import host_array
+
 from ..argument_validation import standardize_data_format
 from ..input_spec import InputSpec
 from ..layer import Layer
@@ -21,7 +23,7 @@ class Cropping2D(Layer):
     def call(self, inputs):
         key = [slice(None)] * 4
         for axis, (before, after) in zip(self._axes(), self.cropping):
-            length = cropped_length(inputs._value.shape[axis], before, after, self)
+            length = cropped_length(host_array(inputs).shape[axis], before, after, self)
             key[axis] = slice(before, before + length)
         return inputs[tuple(key)]
 

@@ -1,6 +1,7 @@
 """Flatten: (batch, d1, d2, ...) -> (batch, d1*d2*...)."""
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops
 
 from ..layer import Layer
@@ -20,9 +21,9 @@ class Flatten(Layer):
 
     def call(self, inputs):
         x = inputs
-        if self.data_format == "channels_first" and x._value.ndim > 2:
-            x = array_ops.transpose(x, [0] + list(range(2, x._value.ndim)) + [1])
-        return array_ops.reshape(x, (x._value.shape[0], -1))
+        if self.data_format == "channels_first" and x.ndim > 2:
+            x = array_ops.transpose(x, [0] + list(range(2, x.ndim)) + [1])
+        return array_ops.reshape(x, (host_array(x).shape[0], -1))
 
     def compute_output_shape(self, input_shape):
         rest = input_shape[1:]

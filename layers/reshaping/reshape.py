@@ -1,6 +1,7 @@
 """Reshape: gives each sample a new shape, keeping the batch axis."""
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops
 
 from ..layer import Layer
@@ -36,8 +37,8 @@ class Reshape(Layer):
         return tuple(total // known if d == -1 else d for d in self.target_shape)
 
     def call(self, inputs):
-        shape = self._resolved(tuple(inputs._value.shape))
-        return array_ops.reshape(inputs, (inputs._value.shape[0],) + tuple(shape))
+        shape = self._resolved(tuple(host_array(inputs).shape))
+        return array_ops.reshape(inputs, (host_array(inputs).shape[0],) + tuple(shape))
 
     def compute_output_shape(self, input_shape):
         return (input_shape[0],) + tuple(self._resolved(tuple(input_shape)))

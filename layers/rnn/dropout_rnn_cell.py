@@ -1,4 +1,5 @@
 """DropoutRNNCell: the dropout masks of a recurrent cell, drawn once per sequence and reused at every step."""
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import random_ops
 
 
@@ -10,13 +11,13 @@ class DropoutRNNCell:
     def get_dropout_mask(self, step_inputs):
         if self._dropout_mask is None and self.dropout > 0:
             self.__dict__["_dropout_mask"] = random_ops.dropout_mask(
-                step_inputs._value.shape, self.dropout, step_inputs.dtype, self.seed)
+                host_array(step_inputs).shape, self.dropout, step_inputs.dtype, self.seed)
         return self._dropout_mask
 
     def get_recurrent_dropout_mask(self, step_state):
         if self._recurrent_dropout_mask is None and self.recurrent_dropout > 0:
             self.__dict__["_recurrent_dropout_mask"] = random_ops.dropout_mask(
-                step_state._value.shape, self.recurrent_dropout, step_state.dtype, self.seed)
+                host_array(step_state).shape, self.recurrent_dropout, step_state.dtype, self.seed)
         return self._recurrent_dropout_mask
 
     def reset_dropout_mask(self):

@@ -13,7 +13,7 @@ the steps are read last to first and the outputs come out in that order.
 """
 import numpy as np
 
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import array_ops, math_ops, rnn_ops
 
@@ -111,10 +111,10 @@ class RNN(Layer):
     def call(self, sequences, initial_state=None, mask=None, training=False):
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
-        batch, steps = sequences._value.shape[:2]
+        batch, steps = host_array(sequences).shape[:2]
         if steps == 0:
             raise ValueError(f"Layer '{self.name}' received a sequence of 0 time steps (input shape "
-                             f"{tuple(sequences._value.shape)}); it needs at least one.")
+                             f"{tuple(host_array(sequences).shape)}); it needs at least one.")
         if initial_state is not None:
             initial_state = initial_state if isinstance(initial_state, (list, tuple)) else [initial_state]
             states = [_as_tensor(s, self.compute_dtype) for s in initial_state]
@@ -133,7 +133,7 @@ class RNN(Layer):
                 fn()
         fused = getattr(self.cell, "fused_cell", None)
         kind = None
-        if fused is not None and sequences._value.dtype in (np.float32, np.float64):
+        if fused is not None and host_array(sequences).dtype in (np.float32, np.float64):
             kind = fused(training)  # the fused kernels compute in float32 and float64 only
         if kind is not None:
             outputs, states = self._run_fused(kind, sequences, states, mask, training)
@@ -180,7 +180,7 @@ class RNN(Layer):
         return self._zero_masked(H, mask), new_states
 
     def _run_steps(self, x, states, mask, training):
-        steps = x._value.shape[1]
+        steps = host_array(x).shape[1]
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         prev_output = None
         outputs = []

@@ -1,4 +1,5 @@
 """TimeDistributed: applies a layer to every step of a sequence (the steps folded into the batch)."""
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops
 
 from ..layer import Layer
@@ -26,10 +27,10 @@ class TimeDistributed(Layer):
         self.built = True
 
     def call(self, inputs, training=None, mask=None):
-        shape = inputs._value.shape
+        shape = host_array(inputs).shape
         folded = array_ops.reshape(inputs, (shape[0] * shape[1],) + shape[2:])
         y = self.layer(folded, training=training)
-        return array_ops.reshape(y, shape[:2] + tuple(y._value.shape[1:]))
+        return array_ops.reshape(y, shape[:2] + tuple(host_array(y).shape[1:]))
 
     def compute_output_shape(self, input_shape):
         inner = self.layer.compute_output_shape((None,) + tuple(input_shape[2:]))

@@ -8,6 +8,7 @@ otherwise categorical.
 """
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.ops import math_ops
 
 from .. import losses as losses_module
@@ -16,7 +17,7 @@ from ..utils import tree
 
 
 def _shape(x):
-    return tuple(np.shape(getattr(x, "_value", x)))
+    return tuple(np.shape(host_array(x)))
 
 
 def _is_sparse(y_true, y_pred):

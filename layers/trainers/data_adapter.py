@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from tapeflow.data.dataset import INFINITE_CARDINALITY, Dataset
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import random_ops
 
@@ -51,7 +51,7 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
 
 def _to_array(x):
     if isinstance(x, Tensor):
-        value = x._value
+        value = host_array(x)
     elif isinstance(x, Variable):
         value = x.numpy()
     else:
@@ -230,8 +230,8 @@ def _as_batch_tensors(batch, class_weight=None):
     if class_weight is not None:
         if y is None:
             raise ValueError("`class_weight` needs targets `y` in the data.")
-        weights = class_weight_to_sample_weights(tree.map_structure(lambda t: t._value, y), class_weight)
-        sw = Tensor(weights if sw is None else sw._value * weights)
+        weights = class_weight_to_sample_weights(tree.map_structure(host_array, y), class_weight)
+        sw = Tensor(weights if sw is None else host_array(sw) * weights)
     return x, y, sw
 
 

@@ -9,7 +9,7 @@ batch losses weighted by batch size (the loss tracker is a Mean metric).
 import numpy as np
 
 from tapeflow.backprop import GradientTape
-from tapeflow.framework.tensor import Tensor
+from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.ops import array_ops, math_ops
 
 from ..utils import tree
@@ -113,24 +113,14 @@ class Trainer:
         from tapeflow import optimizers
         config = serialize_keras_object(self._compile_config)
         if isinstance(self.optimizer, optimizers.Optimizer):
-            entry = optimizers.serialize(self.optimizer)  # "module": "keras.optimizers", as Keras
-            if entry["registered_name"] is not None:  # a registered custom class: "package>Name"
-                from ..serialization_lib import get_registered_name
-                entry["registered_name"] = get_registered_name(type(self.optimizer))
-            config["optimizer"] = entry
+            config["optimizer"] = optimizers.serialize(self.optimizer)  # "module": "keras.optimizers", as Keras
         return config
 
     def compile_from_config(self, config):
         from tapeflow import optimizers
-
-        from ..serialization_lib import get_registered_object
         config = dict(config)
         if isinstance(config.get("optimizer"), dict):
-            entry = config["optimizer"]
-            name = entry.get("registered_name") or entry.get("class_name")
-            registered = get_registered_object(name) if name else None
-            config["optimizer"] = optimizers.deserialize(
-                entry, custom_objects={name: registered, entry.get("class_name"): registered} if registered else None)
+            config["optimizer"] = optimizers.deserialize(config["optimizer"])
         for key in ("loss", "metrics", "weighted_metrics"):
             if isinstance(config.get(key), dict) and "class_name" in config[key]:
                 from ..serialization_lib import deserialize_keras_object
@@ -205,7 +195,7 @@ class Trainer:
             total = self._compile_loss(y, y_pred, sample_weight)
         for extra in self.losses:
             extra = extra if isinstance(extra, Tensor) else Tensor(np.asarray(extra, np.float32))
-            if total is not None and extra._value.dtype != total._value.dtype:
+            if total is not None and host_array(extra).dtype != host_array(total).dtype:
                 extra = math_ops.cast(extra, total.dtype)
             total = extra if total is None else math_ops.add(total, extra)
         if total is None:
@@ -374,7 +364,7 @@ class Trainer:
         for step, (bx, _, _) in enumerate(data):
             callbacks.on_predict_batch_begin(step)
             out = self.predict_step((bx,))
-            out = tree.map_structure(lambda t: np.asarray(getattr(t, "_value", t)), out)
+            out = tree.map_structure(host_array, out)
             out = distributed_training.gather_batch(out)  # the rows of every worker
             outputs.append(out)
             callbacks.on_predict_batch_end(step, {"outputs": out})
@@ -412,7 +402,7 @@ class Trainer:
     def predict_on_batch(self, x):
         (bx, _, _), _ = self._batch_arrays(x)
         out = self.predict_step((bx,))
-        return tree.map_structure(lambda t: np.asarray(getattr(t, "_value", t)), out)
+        return tree.map_structure(host_array, out)
 
     # -- validation before any state changes ---------------------------------------
     def _check_before_training(self, data):

@@ -1,10 +1,12 @@
 """to_categorical and normalize, as keras.utils."""
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
+
 
 def to_categorical(x, num_classes=None):
     """Integer class labels -> one-hot float32 rows."""
-    x = np.asarray(getattr(x, "_value", x), dtype="int64")
+    x = np.asarray(host_array(x), dtype="int64")
     shape = x.shape
     if shape and shape[-1] == 1 and len(shape) > 1:
         shape = shape[:-1]
@@ -17,7 +19,7 @@ def to_categorical(x, num_classes=None):
 
 
 def normalize(x, axis=-1, order=2):
-    x = np.asarray(getattr(x, "_value", x))
+    x = host_array(x)
     norm = np.atleast_1d(np.linalg.norm(x, order, axis))
     norm[norm == 0] = 1
     return x / np.expand_dims(norm, axis)

@@ -54,11 +54,27 @@ def _pack(structure, flat, index):
 
 
 def map_structure(func, *structures):
+    """``func`` applied to the leaves (several structures: to their leaves side by side), in flatten's order."""
+    if len(structures) == 1:
+        return _map_one(func, structures[0])
     flats = [flatten(s) for s in structures]
     for f in flats[1:]:
         if len(f) != len(flats[0]):
             raise ValueError("The two structures don't have the same nested structure.")
     return pack_sequence_as(structures[0], [func(*args) for args in zip(*flats)])
+
+
+def _map_one(func, structure):
+    """map_structure over one structure in a single walk."""
+    if not is_nested(structure):
+        return func(structure)
+    if isinstance(structure, dict):
+        values = {k: _map_one(func, structure[k]) for k in sorted(structure, key=_sort_key)}
+        return type(structure)((k, values[k]) for k in structure)
+    items = [_map_one(func, child) for child in structure]
+    if isinstance(structure, tuple) and hasattr(structure, "_fields"):
+        return type(structure)(*items)
+    return type(structure)(items)
 
 
 def assert_same_structure(nest1, nest2, check_types=True):

@@ -108,6 +108,18 @@ class Tensor:
         raise TypeError("tapeflow tensors are not picklable; save them with tapeflow.saving or numpy().")
 
 
+def host_array(value):
+    """The numpy array holding ``value``'s data, without a copy: a Tensor's own array (a traced
+    tensor's placeholder value), a Variable's read-only snapshot, ``np.asarray(value)`` for anything
+    else. Never write to it. For code above the engine that needs host data or the concrete shape
+    being computed on a hot path, where ``numpy()`` would copy and ``shape`` is the static shape
+    (which may hold None while tracing)."""
+    if isinstance(value, Tensor):
+        array = value._value
+        return array if type(array) is np.ndarray else np.asarray(array)
+    return np.asarray(value)
+
+
 class _TensorRef:
     """Hashable reference to a tensor (``tensor.ref()``)."""
     __slots__ = ("_tensor",)

@@ -1,9 +1,8 @@
 """tf.keras.utils: re-exports of tapeflow.layers.utils and friends (seeding, label encoding, sequences,
 files, serialization helpers, the progress bar, PyDataset)."""
-from tapeflow.layers.serialization_lib import (CustomObjectScope, custom_object_scope,  # noqa: F401
-                                               deserialize_keras_object, get_registered_name,
-                                               get_registered_object, register_keras_serializable,
-                                               serialize_keras_object)
+from tapeflow.saving.registry import (CustomObjectScope, custom_object_scope, get_custom_objects,  # noqa: F401
+                                     get_registered_name, get_registered_object, register_keras_serializable)
+from tapeflow.saving.serialization_lib import deserialize_keras_object, serialize_keras_object  # noqa: F401
 from tapeflow.layers.trainers.data_adapter import PyDataset  # noqa: F401
 from tapeflow.layers.trainers.data_adapter import PyDataset as Sequence  # noqa: F401
 from tapeflow.layers.utils.file_utils import get_file  # noqa: F401
@@ -14,8 +13,3 @@ from tapeflow.layers.utils.sequence_utils import pad_sequences  # noqa: F401
 from tapeflow.layers.trainers.data_adapter import pack_x_y_sample_weight, unpack_x_y_sample_weight  # noqa: F401
 from tapeflow.layers.utils.dataset_utils import split_dataset  # noqa: F401
 
-
-def get_custom_objects():
-    """The process-wide dict of custom objects (``keras.utils.get_custom_objects``)."""
-    from tapeflow.saving import get_custom_objects as saving_get_custom_objects
-    return saving_get_custom_objects()
