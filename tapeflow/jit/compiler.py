@@ -114,6 +114,30 @@ def plan_segments(graph):
     return graph, segments, kinds, shapes, dtypes
 
 
+def _with_dead_values(steps, kept):
+    """Each step with, appended, the value slots nobody reads after it (outputs in ``kept`` excepted).
+
+    Dropping values at their last use frees memory early and lets a state op (an optimizer's
+    in-place update) find its variable's buffer unshared: no copy-on-write, as in ArrayReplay.
+    """
+    last_use = {}
+    for k, step in enumerate(steps):
+        if step[0] == _SEGMENT:
+            made, read = [i for i, _ in step[3]], step[2]
+        else:
+            out, n_out = step[5], step[4]
+            made, read = (range(out, out + n_out) if out >= 0 else ()), step[2]
+        for i in made:
+            last_use[i] = k       # a value nothing reads dies where it is made
+        for i in read:
+            last_use[i] = k
+    dead = [[] for _ in steps]
+    for i, k in last_use.items():
+        if i not in kept:
+            dead[k].append(i)
+    return [tuple(step) + (tuple(values),) for step, values in zip(steps, dead)]
+
+
 class CompiledGraph:
     """A PassGraph's program: jitted segments and op calls; called like ArrayReplay."""
 
@@ -171,8 +195,8 @@ class CompiledGraph:
             else:
                 forward, registered = _FORWARDS[op]
                 steps.append((_OP if registered == 1 else _OP_TUPLE, forward, args, attrs or None, n_out, out, op))
-        self._steps = steps
         self._output_slots = [None if r is None else self.index(r) for r in g.outputs]
+        self._steps = _with_dead_values(steps, set(self._output_slots))
 
     def index(self, ref):
         """Values are one list: node outputs, then inputs, constants, captures."""
@@ -193,6 +217,8 @@ class CompiledGraph:
                 results = step[1](*[_flat(values[i]) for i in step[2]])
                 for (i, shape), array in zip(step[3], results):
                     values[i] = array.reshape(shape)
+                for i in step[-1]:
+                    values[i] = None
                 continue
             _, forward, args, attrs, n_out, out = step[:6]
             if kind <= _OP_TUPLE:
@@ -212,6 +238,8 @@ class CompiledGraph:
             else:
                 updated, rest = attrs
                 forward([variables[i] for i in updated], *[values[i] for i in args], **rest)
+            for i in step[-1]:
+                values[i] = None
         if first:
             self.first_call_seconds = time.perf_counter() - start
         if self._output_structure is None:
