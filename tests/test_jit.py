@@ -367,3 +367,20 @@ def test_a_compiled_training_step_drops_its_reads_and_updates_variables_in_place
     np.testing.assert_allclose(w_compiled.numpy(), w_replayed.numpy(), rtol=1e-6)
     # the compiled program let go of its reads of w before Adam ran: no copy-on-write was needed
     assert id(w_compiled._storage) == storage
+
+
+@pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (False, True), (True, False), (True, True)])
+def test_outer_products_fuse_into_loops(transpose_a, transpose_b):
+    a = floats(*((1, 5) if transpose_a else (5, 1)))
+    b = floats(*((4, 1) if transpose_b else (1, 4)))
+
+    def f(a, b):
+        return tf.nn.relu(tf.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b) + 0.5) * 2.0
+
+    replayed, compiled = both(f, a, b)
+    np.testing.assert_array_equal(compiled[0], replayed[0])      # one product per output, rounded once either way
+    np.testing.assert_array_equal(compiled[0], np.maximum(a.numpy().reshape(5, 1) * b.numpy().reshape(1, 4) + 0.5,
+                                                          0) * 2.0)
+    lowered = {compiled_segments(f, a, b).graph.nodes[k][0] for seg in compiled_segments(f, a, b).segments
+               for k, _ in seg.nodes}
+    assert "MatMul" in lowered

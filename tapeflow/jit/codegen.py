@@ -9,7 +9,7 @@ them back their static shapes.
 """
 import numpy as np
 
-from .lowering import ELEMENTWISE
+from .lowering import expression, operand_shapes
 
 
 class Segment:
@@ -126,6 +126,10 @@ class _SegmentWriter:
         """The shape a node's loop runs over: its output's, or for a sum its input's."""
         return self.shapes[self.graph.nodes[k][1][0]] if kind == "reduce" else self.shapes[("node", k, 0)]
 
+    def operand_shapes(self, k):
+        op, refs, attrs, _ = self.graph.nodes[k]
+        return operand_shapes(op, attrs, [self.shapes[r] for r in refs], self.shapes.get(("node", k, 0)))
+
     def _groups(self):
         """Consecutive loop nodes over one shape share a loop, unless a node reads a sum of that loop."""
         groups = []
@@ -162,9 +166,9 @@ class _SegmentWriter:
         kept = {}
         patterns = []
         for k, kind in group:
-            for r in self.graph.nodes[k][1]:
+            for r, shape in zip(self.graph.nodes[k][1], self.operand_shapes(k)):
                 if r not in members:
-                    patterns.append(self.shapes[r])
+                    patterns.append(shape)
             if kind == "reduce":
                 axes = {a % len(out_shape) for a in self.graph.nodes[k][2]["axes"]}
                 kept[k] = tuple(1 if d in axes else n for d, n in enumerate(out_shape))
@@ -183,14 +187,15 @@ class _SegmentWriter:
         body = []
         for k, kind in group:
             op, refs, attrs, _ = self.graph.nodes[k]
-            args = [f"t{r[1]}" if r in members else view(self.array(r), self.shapes[r]) for r in refs]
+            args = [f"t{r[1]}" if r in members else view(self.array(r), shape)
+                    for r, shape in zip(refs, self.operand_shapes(k))]
             if kind == "reduce":
                 body.append(f"{view(f'v{k}', kept[k])} += {args[0]}")
                 continue
             names = dict(zip("ab", args))
             names.update({key: repr(float(value)) for key, value in attrs.items() if type(value) is float})
             # substitute whole-word a/b by the argument expressions (parenthesised)
-            expr = "".join(f"({names[token]})" if token in names else token for token in _tokens(ELEMENTWISE[op]))
+            expr = "".join(f"({names[token]})" if token in names else token for token in _tokens(expression(op)))
             body.append(f"t{k} = {_dtype(self.dtypes[('node', k, 0)])}({expr})")
             if ("node", k, 0) in stored:
                 body.append(f"{view(f'v{k}', out_shape)} = t{k}")
