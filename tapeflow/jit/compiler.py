@@ -24,6 +24,7 @@ from ..graph_replay import ASSIGN_METHODS, output_count_error
 from .codegen import Segment, generate
 from .lowering import lowering_of
 from .module_cache import load_module
+from .one_hot import one_hot_matmul, reads_a_seed
 
 _SEGMENT, _OP, _OP_TUPLE, _READ, _ASSIGN, _STATE = range(6)
 
@@ -194,6 +195,8 @@ class CompiledGraph:
                 steps.append((_STATE, _FORWARDS[op][0], args, state_node_parts(attrs), n_out, out))
             else:
                 forward, registered = _FORWARDS[op]
+                if op == "MatMul" and reads_a_seed(g, k):
+                    forward = one_hot_matmul(forward)
                 steps.append((_OP if registered == 1 else _OP_TUPLE, forward, args, attrs or None, n_out, out, op))
         self._output_slots = [None if r is None else self.index(r) for r in g.outputs]
         self._steps = _with_dead_values(steps, set(self._output_slots))
