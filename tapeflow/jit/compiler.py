@@ -23,6 +23,7 @@ from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ, reordered
 from ..graph_replay import ASSIGN_METHODS, output_count_error
 from .codegen import Segment, generate
 from .lowering import lowering_of
+from .block_diagonal import assembles_blocks, block_diagonal_einsum
 from .module_cache import load_module
 from .one_hot import one_hot_matmul, reads_a_seed
 
@@ -197,6 +198,8 @@ class CompiledGraph:
                 forward, registered = _FORWARDS[op]
                 if op == "MatMul" and reads_a_seed(g, k):
                     forward = one_hot_matmul(forward)
+                elif op == "Einsum" and assembles_blocks(g, k):
+                    forward = block_diagonal_einsum(forward)
                 steps.append((_OP if registered == 1 else _OP_TUPLE, forward, args, attrs or None, n_out, out, op))
         self._output_slots = [None if r is None else self.index(r) for r in g.outputs]
         self._steps = _with_dead_values(steps, set(self._output_slots))
