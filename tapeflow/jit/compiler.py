@@ -4,7 +4,10 @@ The graph is cut, in node order, into runs of nodes with a lowering (lowering.py
 each generated as one numba kernel (codegen.py), and everything else (ops without
 a lowering, values whose shape or dtype is not proven, variable reads and assigns,
 deferred Python calls) called as the plain replay calls it. So every graph compiles,
-and a graph with nothing to lower runs as its replay does.
+and a graph with nothing to lower runs as its replay does. Two jacobian calls get a
+shorter way that each call first proves exact, else they run as replayed: the product
+of batch_jacobian's one-hot cotangents (one_hot.py) and the placement of a full
+jacobian's blocks on its diagonal (block_diagonal.py).
 
 Everything about a signature is decided once, here: which nodes fuse, which values
 stay scalars inside a loop, which get arrays, the shapes results are given back. The
@@ -21,9 +24,9 @@ from ..framework.recording import _FORWARDS, state_node_parts, state_op_variable
 from ..framework.tensor import Tensor
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ, reordered
 from ..graph_replay import ASSIGN_METHODS, output_count_error
+from .block_diagonal import assembles_blocks, block_diagonal_einsum
 from .codegen import Segment, generate
 from .lowering import lowering_of
-from .block_diagonal import assembles_blocks, block_diagonal_einsum
 from .module_cache import load_module
 from .one_hot import one_hot_matmul, reads_a_seed
 
@@ -196,7 +199,7 @@ class CompiledGraph:
                 steps.append((_STATE, _FORWARDS[op][0], args, state_node_parts(attrs), n_out, out))
             else:
                 forward, registered = _FORWARDS[op]
-                if op == "MatMul" and reads_a_seed(g, k):
+                if op == "MatMul" and reads_a_seed(g, k, shapes):
                     forward = one_hot_matmul(forward)
                 elif op == "Einsum" and assembles_blocks(g, k):
                     forward = block_diagonal_einsum(forward)

@@ -24,12 +24,13 @@ def is_diagonal_seed(c):
     return bool(np.array_equal(c, np.broadcast_to(eye, c.shape)))
 
 
-def reads_a_seed(graph, node):
-    """Whether MatMul ``node``'s left operand is made by a node that reads a diagonal seed of its shape."""
+def reads_a_seed(graph, node, shapes):
+    """Whether MatMul ``node``'s left operand is made by a node that reads a diagonal seed of its shape
+    (``shapes``: the graph's static shapes)."""
     ref = graph.nodes[node][1][0]
     if ref[0] != "node":
         return False
-    shape = graph.static_shapes().get(ref)
+    shape = shapes.get(ref)
     return any(r[0] == "const" and graph.constant(r).shape == shape and is_diagonal_seed(graph.constant(r))
                for r in graph.nodes[ref[1]][1])
 
@@ -56,11 +57,15 @@ def diagonal_times_rows(a, w, out):
     return True
 
 
+MIN_PRODUCTS = 1 << 15      # below this many multiplications BLAS is quicker than the check
+
+
 def one_hot_matmul(forward):
     """``forward`` (MatMul's) with the short product first where it provably gives the same result."""
     def matmul(a, b, transpose_a=False, transpose_b=False):
         if not transpose_a and a.ndim >= 2 and b.ndim == 2 and a.dtype == b.dtype and a.dtype.kind == "f" \
-                and a.shape[0] == a.shape[-1] == (b.shape[1] if transpose_b else b.shape[0]) and a.size:
+                and a.shape[0] == a.shape[-1] == (b.shape[1] if transpose_b else b.shape[0]) \
+                and a.size * b.size // a.shape[0] >= MIN_PRODUCTS:
             k = a.shape[0]
             rows = np.ascontiguousarray(a).reshape(k, -1, k)
             w = b.T if transpose_b else b          # (K, H)
