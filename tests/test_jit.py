@@ -413,6 +413,7 @@ def test_batch_jacobian_seeds_take_the_short_product_and_match_the_replay(monkey
     np.testing.assert_allclose(compiled[0], expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # numpy's, on 0 * inf
 @pytest.mark.parametrize("bad", [np.inf, np.nan])
 def test_a_non_finite_weight_falls_back_to_the_matmul_and_its_nans(bad):
     x, w1 = floats(4, 3), floats(3, 5)

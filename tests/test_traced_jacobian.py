@@ -41,6 +41,7 @@ def test_each_call_differentiates_its_own_inputs(jit_compile):
         np.testing.assert_allclose(got, expected_jacobian(x), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # numpy's, on 0 * inf
 def test_compiled_assembly_keeps_the_einsums_nans_for_a_non_finite_block():
     def squares_jacobian(x):
         with tf.GradientTape() as tape:
