@@ -6,23 +6,33 @@ Workloads of the jit issue, each as one tf.function called with the same tensors
   HVP            Hessian-vector product of a 784-256-10 relu MLP, batch 128, softmax cross-entropy
   batch_jacobian the jacobian benchmark's elu MLPs, [7,5] -> [7,6] and [64,32] -> [64,32]
   Conv1D CNN     benchmarks/convnet_step.py's Keras Conv1D CNN, one Adam step
+  MLP step       benchmarks/mlp_train.py's Keras 784-256-256-10 MLP, one Adam step, batch 128 and 1024
 
 The numpy references are the same computations written by hand (the Hessian and
 the HVP analytically, the batch jacobian as per-example matrix products). Compile
 times: the first call of the HVP function in a fresh process with an empty kernel
 cache (cold) and with the cache the first process left (warm).
 
-    python benchmarks/bench_jit.py [--quick]
+jax.jit column: benchmarks/jax_reference.py times the same workloads under the
+Python named by $TAPEFLOW_BENCH_JAX_PYTHON (default: this machine's Keras/JAX
+environment /tmp/kerasenv, else this interpreter if it has JAX), in its own
+process just before; where it ran, those rows' summary ratio is against jax.jit.
+Everything runs on one thread (BLAS, numba, XLA).
+
+    python benchmarks/bench_jit.py [--quick] [workload function ...]
 """
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")     # before numpy loads its BLAS
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tapeflow as tf  # noqa: E402
@@ -30,18 +40,54 @@ from common import emit  # noqa: E402
 
 
 def best_of(fns, repeat=9, number=5):
-    """The best seconds per call of each function, timed in interleaved rounds (a shared machine's
-    load then weighs on all of them alike)."""
+    """The best CPU seconds per call of each function (everything runs on one thread), timed in
+    interleaved rounds: a shared machine's load then weighs on all of them alike, and CPU time
+    leaves out the time other processes hold the core."""
     for fn in fns:
         fn()
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):
-            start = time.perf_counter()
+            start = time.process_time()
             for _ in range(number):
                 fn()
-            best[i] = min(best[i], (time.perf_counter() - start) / number)
+            best[i] = min(best[i], (time.process_time() - start) / number)
     return best
+
+
+JAX_TIMES = {}     # workload -> jax.jit seconds per call, filled by jax_times()
+
+
+def jax_times():
+    """{workload: seconds} from jax_reference.py, or {} when no Python with JAX is at hand."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    candidates = [os.environ.get("TAPEFLOW_BENCH_JAX_PYTHON"), "/tmp/kerasenv/bin/python", sys.executable]
+    for python in candidates:
+        if not python or not os.path.exists(python):
+            continue
+        done = subprocess.run([python, os.path.join(here, "jax_reference.py")], capture_output=True, text=True,
+                              cwd=tempfile.gettempdir())
+        if done.returncode == 0:
+            return json.loads(done.stdout.strip().splitlines()[-1])
+    return {}
+
+
+def emit_row(name, t_jit, t_ref, t_plain, unit="ms"):
+    """The summary row: against jax.jit where it was measured, else against numpy."""
+    others = {"replayed": t_plain}
+    if name in JAX_TIMES:
+        emit(f"{name}: jit_compile", t_jit, JAX_TIMES[name], "jax.jit", others=dict(others, numpy=t_ref), unit=unit)
+    else:
+        emit(f"{name}: jit_compile", t_jit, t_ref, "numpy", others=others, unit=unit)
+
+
+def print_row(name, t_plain, t_jit, t_ref, unit="ms"):
+    scale = 1e3 if unit == "ms" else 1e6
+    line = (f"{name:44s} replayed {t_plain * scale:9.3f} | jit {t_jit * scale:9.3f} | numpy {t_ref * scale:9.3f} {unit}"
+            f" | jit/numpy {t_jit / t_ref:5.2f}x | jit/replayed {t_jit / t_plain:5.2f}x")
+    if name in JAX_TIMES:
+        line += f" | jax.jit {JAX_TIMES[name] * scale:9.3f} {unit} | jit/jax {t_jit / JAX_TIMES[name]:5.2f}x"
+    print(line)
 
 
 def compare(name, fn, args, reference, unit="ms", per=1, number=5, check=None):
@@ -55,10 +101,8 @@ def compare(name, fn, args, reference, unit="ms", per=1, number=5, check=None):
         check(tf.nest.flatten(b)[0].numpy(), r)
     t_plain, t_jit, t_ref = (t / per for t in best_of([lambda: plain(*args), lambda: jitted(*args), reference],
                                                       number=number))
-    scale = 1e3 if unit == "ms" else 1e6
-    print(f"{name:44s} replayed {t_plain * scale:9.3f} | jit {t_jit * scale:9.3f} | numpy {t_ref * scale:9.3f} {unit}"
-          f" | jit/numpy {t_jit / t_ref:5.2f}x | jit/replayed {t_jit / t_plain:5.2f}x")
-    emit(f"{name}: jit_compile", t_jit, t_ref, "numpy", others={"replayed": t_plain}, unit=unit)
+    print_row(name, t_plain, t_jit, t_ref, unit)
+    emit_row(name, t_jit, t_ref, t_plain, unit)
 
 
 # ---------------------------------------------------------------- workloads ---
@@ -202,9 +246,25 @@ def conv1d_step():
     np.testing.assert_allclose(float(plain(x, y)), float(jitted(x, y)), rtol=1e-5)
     t_plain, t_jit, t_ref = best_of([lambda: plain(x, y), lambda: jitted(x, y), lambda: numpy_net.step(xs, ys)],
                                     number=3)
-    print(f"{'Conv1D CNN Adam step, batch 128':44s} replayed {t_plain * 1e3:9.3f} | jit {t_jit * 1e3:9.3f} | "
-          f"numpy {t_ref * 1e3:9.3f} ms | jit/numpy {t_jit / t_ref:5.2f}x | jit/replayed {t_jit / t_plain:5.2f}x")
-    emit("Conv1D CNN Adam step, batch 128: jit_compile", t_jit, t_ref, "numpy", others={"replayed": t_plain})
+    print_row("Conv1D CNN Adam step, batch 128", t_plain, t_jit, t_ref)
+    emit_row("Conv1D CNN Adam step, batch 128", t_jit, t_ref, t_plain)
+
+
+def mlp_steps():
+    from mlp_train import NumpyMLP, TapeLoop, initial_weights, synthetic_data
+    for batch in (128, 1024):
+        xs, ys = synthetic_data(batch)
+        x, y = tf.constant(xs), tf.constant(ys)
+        weights = initial_weights()
+        numpy_net = NumpyMLP(weights)
+        plain, jitted = tf.function(TapeLoop(weights).step), tf.function(TapeLoop(weights).step, jit_compile=True)
+        np.testing.assert_allclose(float(plain(x, y)), float(jitted(x, y)), rtol=1e-5)
+        np.testing.assert_allclose(float(plain(x, y)), float(jitted(x, y)), rtol=1e-5)   # after one update
+        t_plain, t_jit, t_ref = best_of([lambda: plain(x, y), lambda: jitted(x, y), lambda: numpy_net.step(xs, ys)],
+                                        number=3 if batch > 128 else 10)
+        name = f"MLP 784-256-256-10 Adam step, batch {batch}"
+        print_row(name, t_plain, t_jit, t_ref)
+        emit_row(name, t_jit, t_ref, t_plain)
 
 
 # ------------------------------------------------------------ compile times ---
@@ -256,13 +316,23 @@ def compile_times():
 
 def main():
     quick = "--quick" in sys.argv
+    chosen = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if chosen:      # e.g. `bench_jit.py mlp_hvp mlp_steps`: only these workloads
+        JAX_TIMES.update(jax_times())
+        for name in chosen:
+            globals()[name]()
+        return
     print(f"jit_compile vs replayed tf.function vs numpy, float32, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
+    JAX_TIMES.update(jax_times())
+    if not JAX_TIMES:
+        print("(no Python with JAX found: the summary rows compare to numpy)")
     scalar_chain()
     guide_hessian()
     mlp_hvp()
     batch_jacobians()
     if not quick:
         conv1d_step()
+        mlp_steps()
         compile_times()
 
 

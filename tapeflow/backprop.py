@@ -466,7 +466,9 @@ class GradientTape:
         (g,) = self._stacked_backward(target, [source], per_example, per_row=batch)
         if g is None:
             return None
-        if recording_anything():  # an enclosing tape differentiates the jacobian: assemble with ops
+        if recording_anything() or recording.tracing_graph() is not None:
+            # an enclosing tape differentiates the jacobian, or a tf.function traces it (numpy here would
+            # bake this call's jacobian into the graph as a constant): assemble with ops
             blocks = array_ops.reshape(g, (per_example, batch, -1))
             eye = Tensor(np.eye(batch, dtype=g._value.dtype))
             dense = math_ops.einsum("ybx,bc->bycx", blocks, eye)

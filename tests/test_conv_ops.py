@@ -354,3 +354,26 @@ def test_bad_arguments_raise_clear_errors(call, message):
     with pytest.raises(tf.errors.InvalidArgumentError) as info:
         call()
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("in_shape, kernel, strides, dilations, pads", [
+    ((2, 9, 3), (3,), (1,), (1,), ((0, 0),)),
+    ((2, 9, 3), (4,), (2,), (1,), ((2, 1),)),
+    ((1, 11, 2), (3,), (3,), (2,), ((1, 3),)),
+    ((2, 6, 7, 3), (3, 2), (2, 1), (1, 2), ((1, 1), (0, 2))),
+    ((1, 5, 4, 6, 2), (2, 3, 2), (1, 2, 3), (2, 1, 1), ((0, 1), (2, 0), (1, 1))),
+])
+def test_col2im_sums_each_window_entry_into_the_cell_it_came_from(in_shape, kernel, strides, dilations, pads):
+    from tapeflow.kernels import conv as K
+    x = r(*in_shape)
+    cols = K.im2col(x, kernel, strides, dilations, pads)
+    g = r(*cols.shape)
+    # the scatter the gather must equal: im2col's own index map, entry by entry
+    index = K.im2col(np.arange(x.size, dtype=np.float64).reshape(in_shape) + 1, kernel, strides, dilations, pads)
+    expected = np.zeros(x.size + 1)
+    np.add.at(expected, index.astype(np.int64).reshape(-1), g.reshape(-1))   # padding cells land on index 0
+    np.testing.assert_allclose(K.col2im(g, in_shape, kernel, strides, dilations, pads).reshape(-1), expected[1:],
+                               rtol=1e-12, atol=1e-12)
+    # and it is im2col's adjoint
+    np.testing.assert_allclose(np.sum(cols * g), np.sum(x * K.col2im(g, in_shape, kernel, strides, dilations, pads)),
+                               rtol=1e-12)

@@ -341,3 +341,99 @@ def test_an_unwritable_cache_directory_falls_back_to_a_private_one(tmp_path, mon
     monkeypatch.setenv("TAPEFLOW_JIT_CACHE", str(blocked / "jit"))
     module = module_cache.load_module('"""test"""\nVALUE = 41 + 1\n')
     assert module.VALUE == 42 and not module.__file__.startswith(str(blocked))
+
+
+def test_a_compiled_training_step_drops_its_reads_and_updates_variables_in_place():
+    x = floats(8, 3)
+    init = floats(3, 2).numpy()
+    w_compiled, w_replayed = tf.Variable(init), tf.Variable(init)
+
+    def make_step(w):
+        opt = tf.keras.optimizers.Adam(0.1)
+
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(tf.nn.relu(x @ w) + 1.0))
+            opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+            return loss
+        return step
+
+    compiled = tf.function(make_step(w_compiled), jit_compile=True)
+    replayed = tf.function(make_step(w_replayed))
+    compiled(x), replayed(x)
+    storage = id(w_compiled._storage)
+    for _ in range(3):
+        np.testing.assert_allclose(float(compiled(x)), float(replayed(x)), rtol=1e-6)
+    np.testing.assert_allclose(w_compiled.numpy(), w_replayed.numpy(), rtol=1e-6)
+    # the compiled program let go of its reads of w before Adam ran: no copy-on-write was needed
+    assert id(w_compiled._storage) == storage
+
+
+@pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (False, True), (True, False), (True, True)])
+def test_outer_products_fuse_into_loops(transpose_a, transpose_b):
+    a = floats(*((1, 5) if transpose_a else (5, 1)))
+    b = floats(*((4, 1) if transpose_b else (1, 4)))
+
+    def f(a, b):
+        return tf.nn.relu(tf.matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b) + 0.5) * 2.0
+
+    replayed, compiled = both(f, a, b)
+    np.testing.assert_array_equal(compiled[0], replayed[0])      # one product per output, rounded once either way
+    np.testing.assert_array_equal(compiled[0], np.maximum(a.numpy().reshape(5, 1) * b.numpy().reshape(1, 4) + 0.5,
+                                                          0) * 2.0)
+    lowered = {compiled_segments(f, a, b).graph.nodes[k][0] for seg in compiled_segments(f, a, b).segments
+               for k, _ in seg.nodes}
+    assert "MatMul" in lowered
+
+
+def _elu_net_batch_jacobian(w1, w2):
+    def jacobian(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.nn.elu(tf.matmul(tf.nn.elu(x @ w1 + 0.1), w2, transpose_b=True))
+        return tape.batch_jacobian(y, x)
+    return jacobian
+
+
+def test_batch_jacobian_seeds_take_the_short_product_and_match_the_replay(monkeypatch):
+    from tapeflow.jit import one_hot
+    x, w1, w2 = floats(16, 10), floats(10, 40), floats(24, 40)    # large enough for the short product
+    taken = []
+    kernel = one_hot.diagonal_times_rows
+    monkeypatch.setattr(one_hot, "diagonal_times_rows", lambda *a: taken.append(kernel(*a)) or taken[-1])
+    replayed, compiled = both(_elu_net_batch_jacobian(w1, w2), x)
+    assert taken == [True]
+    np.testing.assert_allclose(compiled[0], replayed[0], rtol=1e-5, atol=1e-6)    # float32 sums, fused expm1
+    # against the per-example jacobian written out: J[b] = diag(elu'(z)) w2 diag(elu'(a)) w1^T
+    a = x.numpy() @ w1.numpy() + np.float32(0.1)
+    h = np.where(a > 0, a, np.expm1(a))
+    z = h @ w2.numpy().T
+    d1, d2 = np.where(a > 0, 1, h + 1), np.where(z > 0, 1, np.expm1(z) + 1)
+    expected = np.einsum("bo,oj,bj,ij->boi", d2, w2.numpy(), d1, w1.numpy())
+    np.testing.assert_allclose(compiled[0], expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # numpy's, on 0 * inf
+@pytest.mark.parametrize("bad", [np.inf, np.nan])
+def test_a_non_finite_weight_falls_back_to_the_matmul_and_its_nans(bad):
+    x, w1 = floats(4, 3), floats(3, 5)
+    w2 = floats(2, 5).numpy()
+    w2[1, 2] = bad                    # 0 * inf in the one-hot rows' product: the MatMul's NaNs must stay
+    replayed, compiled = both(_elu_net_batch_jacobian(w1, tf.constant(w2)), x)
+    assert np.isnan(replayed[0]).any()
+    np.testing.assert_array_equal(np.isnan(compiled[0]), np.isnan(replayed[0]))
+    np.testing.assert_allclose(compiled[0], replayed[0], rtol=1e-6, atol=1e-7)
+
+
+def test_the_short_product_refuses_rows_with_other_non_zeros():
+    from tapeflow.jit.one_hot import diagonal_times_rows, is_diagonal_seed
+    w = np.ones((3, 4), np.float32)
+    a = np.zeros((3, 2, 3), np.float32)
+    a[np.arange(3), :, np.arange(3)] = 2.0
+    assert is_diagonal_seed((a / 2).astype(np.float32)) and not is_diagonal_seed(a)
+    out = np.empty((3, 2, 4), np.float32)
+    assert diagonal_times_rows(a, w, out)
+    np.testing.assert_array_equal(out, a @ w)
+    for value in (1e-30, np.nan):
+        a[0, 1, 2] = value
+        assert not diagonal_times_rows(a, w, out)

@@ -9,7 +9,7 @@ them back their static shapes.
 """
 import numpy as np
 
-from .lowering import ELEMENTWISE
+from .lowering import expression, operand_shapes
 
 
 class Segment:
@@ -38,8 +38,10 @@ class LoopSpace:
     """The nested loops of one loop group, over ``out_shape``, reading arrays of ``patterns`` shapes.
 
     Adjacent dimensions along which every array is either read in full or broadcast are merged
-    into one loop, so a bias added to a matrix is two loops (rows, columns) and an array read
-    in full is one index ``i``: no division per element, and an inner loop LLVM can vectorise.
+    into one loop, so a bias added to a matrix is two loops (rows, columns). Each array is read
+    through a view with one axis per loop (length 1 where it is broadcast), indexed by the loop
+    counters themselves: no flat index arithmetic, which numba would have to check for a
+    negative value at every element, so the inner loop vectorises.
     """
 
     def __init__(self, out_shape, patterns):
@@ -60,27 +62,23 @@ class LoopSpace:
     def pad(self, shape):
         return (1,) * (self.rank - len(shape)) + tuple(shape)
 
-    def index(self, shape):
-        """The flat index into an array of ``shape`` (one of the patterns) at the current iteration."""
-        if tuple(shape) == self.out_shape:
-            return "i"
+    def view_shape(self, shape):
+        """The shape of the loop view of a flat array of ``shape`` (one of the patterns)."""
         padded = self.pad(shape)
-        strides = _strides(padded)
-        terms = [f"j{m} * {strides[group[-1]]}" if strides[group[-1]] != 1 else f"j{m}"
-                 for m, group in enumerate(self.merged) if padded[group[0]] != 1]
-        return " + ".join(terms) or "0"
+        return tuple(size if padded[group[0]] != 1 else 1 for size, group in zip(self.sizes, self.merged)) or (1,)
+
+    def subscript(self, shape):
+        """The loop view's subscript at the current iteration."""
+        padded = self.pad(shape)
+        terms = [f"j{m}" if padded[group[0]] != 1 else "0" for m, group in enumerate(self.merged)]
+        return ", ".join(terms) or "j0"
 
     def open(self):
-        """The loop headers and the flat output index, as lines (each one level deeper)."""
+        """The loop headers, as lines (each one level deeper), and the depth of the body."""
         lines = []
         for m, size in enumerate(self.sizes or [1]):
             lines.append("    " * m + f"for j{m} in range({size}):")
-        depth = len(self.sizes or [1])
-        out_strides = _strides(self.out_shape)
-        terms = [f"j{m} * {out_strides[group[-1]]}" if out_strides[group[-1]] != 1 else f"j{m}"
-                 for m, group in enumerate(self.merged)]
-        lines.append("    " * depth + "i = " + (" + ".join(terms) or "0"))
-        return lines, depth
+        return lines, len(self.sizes or [1])
 
 
 def _dtype(dtype):
@@ -96,6 +94,7 @@ class _SegmentWriter:
         self.read_after = read_after       # refs produced in the segment and read after it
         self.lines = []
         self.names = {}                    # ref -> name of its flat array in the kernel
+        self.n_views = 0                   # loop views declared so far (w0, w1, ...)
 
     def array(self, ref):
         return self.names[ref]
@@ -126,6 +125,10 @@ class _SegmentWriter:
     def loop_shape(self, k, kind):
         """The shape a node's loop runs over: its output's, or for a sum its input's."""
         return self.shapes[self.graph.nodes[k][1][0]] if kind == "reduce" else self.shapes[("node", k, 0)]
+
+    def operand_shapes(self, k):
+        op, refs, attrs, _ = self.graph.nodes[k]
+        return operand_shapes(op, attrs, [self.shapes[r] for r in refs], self.shapes.get(("node", k, 0)))
 
     def _groups(self):
         """Consecutive loop nodes over one shape share a loop, unless a node reads a sum of that loop."""
@@ -163,30 +166,41 @@ class _SegmentWriter:
         kept = {}
         patterns = []
         for k, kind in group:
-            for r in self.graph.nodes[k][1]:
+            for r, shape in zip(self.graph.nodes[k][1], self.operand_shapes(k)):
                 if r not in members:
-                    patterns.append(self.shapes[r])
+                    patterns.append(shape)
             if kind == "reduce":
                 axes = {a % len(out_shape) for a in self.graph.nodes[k][2]["axes"]}
                 kept[k] = tuple(1 if d in axes else n for d, n in enumerate(out_shape))
                 patterns.append(kept[k])
         space = LoopSpace(out_shape, patterns)
-        header, depth = space.open()
-        self.lines.extend(header)
+        views = {}
+
+        def view(name, shape):
+            """``name``[...] through the loop view of ``shape``, declared once before the loop."""
+            key = (name, space.view_shape(shape))
+            if key not in views:
+                views[key] = f"w{self.n_views}"
+                self.n_views += 1
+                self.lines.append(f"{views[key]} = {name}.reshape({key[1]!r})")
+            return f"{views[key]}[{space.subscript(shape)}]"
         body = []
         for k, kind in group:
             op, refs, attrs, _ = self.graph.nodes[k]
-            args = [f"t{r[1]}" if r in members else f"{self.array(r)}[{space.index(self.shapes[r])}]" for r in refs]
+            args = [f"t{r[1]}" if r in members else view(self.array(r), shape)
+                    for r, shape in zip(refs, self.operand_shapes(k))]
             if kind == "reduce":
-                body.append(f"v{k}[{space.index(kept[k])}] += {args[0]}")
+                body.append(f"{view(f'v{k}', kept[k])} += {args[0]}")
                 continue
             names = dict(zip("ab", args))
             names.update({key: repr(float(value)) for key, value in attrs.items() if type(value) is float})
             # substitute whole-word a/b by the argument expressions (parenthesised)
-            expr = "".join(f"({names[token]})" if token in names else token for token in _tokens(ELEMENTWISE[op]))
+            expr = "".join(f"({names[token]})" if token in names else token for token in _tokens(expression(op)))
             body.append(f"t{k} = {_dtype(self.dtypes[('node', k, 0)])}({expr})")
             if ("node", k, 0) in stored:
-                body.append(f"v{k}[i] = t{k}")
+                body.append(f"{view(f'v{k}', out_shape)} = t{k}")
+        header, depth = space.open()
+        self.lines.extend(header)
         self.lines.extend("    " * depth + line for line in body)
 
     def _single(self, k, kind):

@@ -4,7 +4,10 @@ The graph is cut, in node order, into runs of nodes with a lowering (lowering.py
 each generated as one numba kernel (codegen.py), and everything else (ops without
 a lowering, values whose shape or dtype is not proven, variable reads and assigns,
 deferred Python calls) called as the plain replay calls it. So every graph compiles,
-and a graph with nothing to lower runs as its replay does.
+and a graph with nothing to lower runs as its replay does. Two jacobian calls get a
+shorter way that each call first proves exact, else they run as replayed: the product
+of batch_jacobian's one-hot cotangents (one_hot.py) and the placement of a full
+jacobian's blocks on its diagonal (block_diagonal.py).
 
 Everything about a signature is decided once, here: which nodes fuse, which values
 stay scalars inside a loop, which get arrays, the shapes results are given back. The
@@ -21,9 +24,11 @@ from ..framework.recording import _FORWARDS, state_node_parts, state_op_variable
 from ..framework.tensor import Tensor
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ, reordered
 from ..graph_replay import ASSIGN_METHODS, output_count_error
+from .block_diagonal import assembles_blocks, block_diagonal_einsum
 from .codegen import Segment, generate
 from .lowering import lowering_of
 from .module_cache import load_module
+from .one_hot import one_hot_matmul, reads_a_seed
 
 _SEGMENT, _OP, _OP_TUPLE, _READ, _ASSIGN, _STATE = range(6)
 
@@ -114,6 +119,30 @@ def plan_segments(graph):
     return graph, segments, kinds, shapes, dtypes
 
 
+def _with_dead_values(steps, kept):
+    """Each step with, appended, the value slots nobody reads after it (outputs in ``kept`` excepted).
+
+    Dropping values at their last use frees memory early and lets a state op (an optimizer's
+    in-place update) find its variable's buffer unshared: no copy-on-write, as in ArrayReplay.
+    """
+    last_use = {}
+    for k, step in enumerate(steps):
+        if step[0] == _SEGMENT:
+            made, read = [i for i, _ in step[3]], step[2]
+        else:
+            out, n_out = step[5], step[4]
+            made, read = (range(out, out + n_out) if out >= 0 else ()), step[2]
+        for i in made:
+            last_use[i] = k       # a value nothing reads dies where it is made
+        for i in read:
+            last_use[i] = k
+    dead = [[] for _ in steps]
+    for i, k in last_use.items():
+        if i not in kept:
+            dead[k].append(i)
+    return [tuple(step) + (tuple(values),) for step, values in zip(steps, dead)]
+
+
 class CompiledGraph:
     """A PassGraph's program: jitted segments and op calls; called like ArrayReplay."""
 
@@ -170,9 +199,13 @@ class CompiledGraph:
                 steps.append((_STATE, _FORWARDS[op][0], args, state_node_parts(attrs), n_out, out))
             else:
                 forward, registered = _FORWARDS[op]
+                if op == "MatMul" and reads_a_seed(g, k, shapes):
+                    forward = one_hot_matmul(forward)
+                elif op == "Einsum" and assembles_blocks(g, k):
+                    forward = block_diagonal_einsum(forward)
                 steps.append((_OP if registered == 1 else _OP_TUPLE, forward, args, attrs or None, n_out, out, op))
-        self._steps = steps
         self._output_slots = [None if r is None else self.index(r) for r in g.outputs]
+        self._steps = _with_dead_values(steps, set(self._output_slots))
 
     def index(self, ref):
         """Values are one list: node outputs, then inputs, constants, captures."""
@@ -193,6 +226,8 @@ class CompiledGraph:
                 results = step[1](*[_flat(values[i]) for i in step[2]])
                 for (i, shape), array in zip(step[3], results):
                     values[i] = array.reshape(shape)
+                for i in step[-1]:
+                    values[i] = None
                 continue
             _, forward, args, attrs, n_out, out = step[:6]
             if kind <= _OP_TUPLE:
@@ -212,6 +247,8 @@ class CompiledGraph:
             else:
                 updated, rest = attrs
                 forward([variables[i] for i in updated], *[values[i] for i in args], **rest)
+            for i in step[-1]:
+                values[i] = None
         if first:
             self.first_call_seconds = time.perf_counter() - start
         if self._output_structure is None:

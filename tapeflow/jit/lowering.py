@@ -1,5 +1,5 @@
 """What the jit compiler can compute inside numba, per op: scalar expressions for elementwise ops
-(fused into loops), sums over fixed axes (accumulated in the loop that computes their input) and
+and outer products (a MatMul over an inner dimension of 1, fused into loops), sums over fixed axes (accumulated in the loop that computes their input) and
 reshapes (free on flat arrays). Everything else runs as a call of the op's
 forward between kernels; matmuls among them go to BLAS through numpy, as numba's own np.dot
 would need scipy, which tapeflow does not depend on.
@@ -45,6 +45,31 @@ ELEMENTWISE = {
 }
 
 
+def operand_shapes(op_type, attrs, in_shapes, out_shape):
+    """The shapes a loop reads its node's operands as: their own, except for an outer product (a
+    MatMul over an inner dimension of 1), whose operands are read as a column (M, 1) and a row
+    (1, N), which is what they are in memory whichever way they are transposed."""
+    if op_type == "MatMul":
+        return [(out_shape[0], 1), (1, out_shape[1])]
+    return list(in_shapes)
+
+
+def expression(op_type):
+    """The scalar expression of a node lowered to a loop."""
+    return "a * b" if op_type == "MatMul" else ELEMENTWISE[op_type]
+
+
+def _outer_product(attrs, in_shapes):
+    """A 2-D MatMul whose inner dimension is 1: each output is one product, a[i] * b[j], rounded once
+    as BLAS rounds it."""
+    if len(in_shapes) != 2 or any(len(s) != 2 for s in in_shapes) or attrs.get("adjoint_a") or attrs.get("adjoint_b"):
+        return False
+    (a0, a1), (b0, b1) = in_shapes
+    inner_a = a0 if attrs.get("transpose_a") else a1
+    inner_b = b1 if attrs.get("transpose_b") else b0
+    return inner_a == inner_b == 1
+
+
 def lowering_of(op_type, attrs, in_dtypes, out_dtypes, in_shapes, out_shapes):
     """"elementwise", "reduce", "reshape" or None (the op stays a call), given proven dtypes and shapes."""
     if any(d not in FLOATS for d in list(in_dtypes) + list(out_dtypes)) or len(out_dtypes) != 1:
@@ -54,6 +79,8 @@ def lowering_of(op_type, attrs, in_dtypes, out_dtypes, in_shapes, out_shapes):
     if op_type in ELEMENTWISE:
         if op_type != "Cast" and any(d != out_dtypes[0] for d in in_dtypes):
             return None
+        return "elementwise"
+    if op_type == "MatMul" and _outer_product(attrs, in_shapes) and in_dtypes[0] == in_dtypes[1] == out_dtypes[0]:
         return "elementwise"
     if op_type == "Sum" and len(in_shapes) == 1 and in_dtypes[0] == out_dtypes[0] \
             and attrs.get("axes") is not None and all(isinstance(a, int) for a in attrs["axes"]):

@@ -17,7 +17,7 @@ The window matrix is (rows, taps * C) with rows = N * prod(OS): built as one
 copy of a strided view, except for a single input channel, where it is built
 tap by tap as its transpose (taps, rows) and handed to BLAS transposed, which
 copies long contiguous runs instead of runs of one element. col2im is a numba
-loop adding contiguous runs of KW * C values.
+loop that gathers, for each input cell, the C-long runs of the windows covering it.
 
 A depthwise convolution (one input channel per group) has too little
 arithmetic per window for matmuls; it runs as one multiply-add of a strided
@@ -100,8 +100,9 @@ def col2im(cols, in_shape, kernel, strides, dilations, pads):
     if cols.dtype in _NUMBA_FLOATS and in_shape[-1] > 1:
         cols = np.ascontiguousarray(cols)
         x = np.empty(in_shape, cols.dtype)
-        _col2im_runs(cols.reshape(-1), _geometry(in_shape, out_spatial, kernel, strides, dilations, pads),
-                     x.reshape(-1))
+        c = in_shape[-1]
+        _col2im_runs(cols.reshape(-1, c), _geometry(in_shape, out_spatial, kernel, strides, dilations, pads),
+                     x.reshape(-1, c))
         return x
     # One strided add per tap, from the tap-major (taps, rows * C) layout: long contiguous runs when C == 1.
     n, c = in_shape[0], in_shape[-1]
@@ -125,43 +126,59 @@ def _geometry(in_shape, out_spatial, kernel, strides, dilations, pads):
 
 @njit(cache=True)
 def _col2im_runs(cols, geometry, x):
-    """x (N, D, H, W, C, flat) = sum of the window entries cols (N, OD, OH, OW, KD, KH, KW, C, flat).
+    """x (N * D * H * W, C) = sum of the window entries cols (N * OD * OH * OW * KD * KH * KW, C).
 
-    A window row of KW taps is KW * C contiguous values in x when the row lies
-    inside the input and the dilation along W is 1: it is added as one run.
+    Gathers: each cell of x adds up, in one pass, the C-long runs of the windows that cover
+    it (filter taps in order), so every cell of x is written once and stays in cache while
+    its terms arrive, instead of being read and written back once per window. Both arrays
+    are 2-D so the run index is the loop counter (no negative-index check: the loop vectorises).
     """
     n_, d_, h_, w_, c_, od_, oh_, ow_, kd_, kh_, kw_, sd, sh, sw, dd, dh, dw, pd, ph, pw = geometry
-    for q in range(x.size):
-        x[q] = 0
-    run = kw_ * c_
-    src = 0
+    window = kd_ * kh_ * kw_
+    dst = 0
     for n in range(n_):
-        for od in range(od_):
-            for oh in range(oh_):
-                for ow in range(ow_):
-                    k0 = ow * sw - pw
-                    whole = dw == 1 and k0 >= 0 and k0 + kw_ <= w_
+        for i in range(d_):
+            for j in range(h_):
+                for k in range(w_):
+                    for q in range(c_):
+                        x[dst, q] = 0
                     for a in range(kd_):
-                        i = od * sd + a * dd - pd
-                        for b in range(kh_):
-                            j = oh * sh + b * dh - ph
-                            if i < 0 or i >= d_ or j < 0 or j >= h_:
-                                src += run
+                        ii = i + pd - a * dd
+                        if ii < 0:
+                            continue
+                        od = ii
+                        if sd != 1:
+                            if ii % sd:
                                 continue
-                            base = ((n * d_ + i) * h_ + j) * w_
-                            if whole:
-                                dst = (base + k0) * c_
-                                for q in range(run):
-                                    x[dst + q] += cols[src + q]
-                                src += run
+                            od = ii // sd
+                        if od >= od_:
+                            continue
+                        for b in range(kh_):
+                            jj = j + ph - b * dh
+                            if jj < 0:
+                                continue
+                            oh = jj
+                            if sh != 1:
+                                if jj % sh:
+                                    continue
+                                oh = jj // sh
+                            if oh >= oh_:
                                 continue
                             for e in range(kw_):
-                                k = k0 + e * dw
-                                if 0 <= k < w_:
-                                    dst = (base + k) * c_
-                                    for q in range(c_):
-                                        x[dst + q] += cols[src + q]
-                                src += c_
+                                kk = k + pw - e * dw
+                                if kk < 0:
+                                    continue
+                                ow = kk
+                                if sw != 1:
+                                    if kk % sw:
+                                        continue
+                                    ow = kk // sw
+                                if ow >= ow_:
+                                    continue
+                                src = (((n * od_ + od) * oh_ + oh) * ow_ + ow) * window + (a * kh_ + b) * kw_ + e
+                                for q in range(c_):
+                                    x[dst, q] += cols[src, q]
+                    dst += 1
 
 
 # -------------------------------------------------------------- the kernels ---
