@@ -62,6 +62,32 @@ def test_fused_equals_step_by_step_forward_and_gradient(cell, go_backwards, dtyp
         np.testing.assert_allclose(fused, stepped, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("cell", CELLS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_equals_step_by_step_at_vector_widths(cell, dtype):
+    """Units beyond a SIMD register and not a multiple of one: the kernels' vectorised loop bodies and their
+    remainders both run (forward and backward, masked rows and go_backwards)."""
+    arrays, mask = _inputs(cell, batch=5, steps=6, units=37, dtype=dtype, seed=7)
+    tensors = [tf.constant(a) for a in arrays]
+    rng = np.random.default_rng(8)
+    ct_h, ct_c = (rng.normal(size=(5, 6, 37)).astype(dtype) for _ in range(2))
+    for go_backwards in (False, True):
+        results = []
+        for f in (_fused(cell, mask, go_backwards), _steps(cell, mask, go_backwards)):
+            with tf.GradientTape() as tape:
+                tape.watch(tensors)
+                H, C = f(*tensors)
+                loss = tf.reduce_sum(H * ct_h) + (tf.reduce_sum(C * ct_c[..., :C.shape[-1]]) if cell == "lstm"
+                                                  else 0.0)
+            grads = tape.gradient(loss, tensors)
+            results.append([H.numpy(), C.numpy()] + [np.zeros(t.shape) if g is None else g.numpy()
+                                                      for g, t in zip(grads, tensors)])
+        tol = 2e-5 if dtype == "float32" else 1e-12
+        for name, fused, stepped in zip(["H", "C", "dz", "dR", "drb", "dh0", "dc0"], *results):
+            np.testing.assert_allclose(fused, stepped, rtol=tol, atol=tol, err_msg=f"{name}, go_backwards="
+                                       f"{go_backwards}")
+
+
 def test_masked_steps_carry_the_state():
     arrays, mask = _inputs("lstm")
     H, C = _fused("lstm", mask, False)(*[tf.constant(a) for a in arrays])
