@@ -175,11 +175,20 @@ def masked_state(new, Hs, H, mask, t, s):
         H[b, t] = Hs[t + 1, b]
 
 
+@kernel
+def previous_state_in_input_order(Hs, Hp, t, s):
+    """Hp[:, s] = Hs[t]: the state each input step was processed from, aligned with dz for the weight
+    gradient."""
+    for b in range(Hp.shape[0]):
+        Hp[b, s] = Hs[t, b]
+
+
 # ------------------------------------------------------------------------------------ backward ---
 # Each backward kernel takes ``drec_h``, the cotangent reaching the step's h through the next step's
 # ``h @ R``, and ``dh_pass`` (``dc_carry``), what reaches it directly; it leaves in them what reaches h_prev
-# (c_prev) other than through ``h_prev @ R``. It writes the step's pre-activation cotangents into the
-# step-major ``dZs`` (the weight gradient is taken from it) and into ``dz`` (batch, T, ...) at the input step.
+# (c_prev) other than through ``h_prev @ R``. It writes the step's pre-activation cotangents into ``dz``
+# (batch, T, ...) at the input step; the GRUs also into a step-major buffer of the cotangents of the
+# recurrent product, which differ from dz (reset_after=True) or are used in blocks (reset_after=False).
 
 @kernel
 def _total_state_cotangent(dH, drec_h, dh_pass, t, b):
@@ -190,7 +199,7 @@ def _total_state_cotangent(dH, drec_h, dh_pass, t, b):
 
 
 @kernel
-def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, Cs, mask, t, s, dZs, dz):
+def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, Cs, mask, t, s, dz):
     batch, units = drec_h.shape
     one = gates.dtype.type(1)
     for b in range(batch):
@@ -198,10 +207,9 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, Cs, mask, t, s, 
         dh, dcc, d_out = dh_pass[b], dc_carry[b], dC[b, t]
         for u in range(units):
             dcc[u] = d_out[u] + dcc[u]
-        d = dZs[t, b]
+        d = dz[b, s]
         if not mask[b, s]:
             d[:] = 0
-            dz[b, s] = d
             continue
         i, f, g, o = gates[t, b, :units], gates[t, b, units:2 * units], gates[t, b, 2 * units:3 * units], \
             gates[t, b, 3 * units:]
@@ -220,7 +228,6 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, Cs, mask, t, s, 
         for u in range(units):
             dcc[u] *= f[u]
         dh[:] = 0
-        dz[b, s] = d
 
 
 @kernel
@@ -292,12 +299,12 @@ def gru_v1_backward_gates(d_rh, dh_pass, saved, Hs, mask, t, s, dZs, dz):
 
 
 @kernel
-def simple_backward(dH, drec_h, dh_pass, Hs, mask, t, s, dZs, dz):
+def simple_backward(dH, drec_h, dh_pass, Hs, mask, t, s, dz):
     batch, units = drec_h.shape
     one = Hs.dtype.type(1)
     for b in range(batch):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
-        d = dZs[t, b]
+        d = dz[b, s]
         if not mask[b, s]:
             d[:] = 0
         else:
@@ -305,4 +312,3 @@ def simple_backward(dH, drec_h, dh_pass, Hs, mask, t, s, dZs, dz):
             for u in range(units):
                 d[u] = dh[u] * (one - h[u] * h[u])
             dh[:] = 0
-        dz[b, s] = d

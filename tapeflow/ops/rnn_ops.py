@@ -13,7 +13,7 @@ with h = z*h_prev + (1-z)*hh for the GRUs. ``mask`` (batch, steps) bool: a
 masked step keeps the state. ``go_backwards`` reads the steps last to first.
 Outputs, in processing order: the states h of every step (batch, steps,
 units), the cell states c (LSTM; (batch, steps, 0) otherwise), and a reserve
-(one flat buffer, see ``_reserve_layout``) of step-major states and gate
+(one flat buffer, see ``_reserve_layout``) of states and gate
 values for the backward. Unused inputs are empty: rb (0,) and c0 (batch, 0).
 
 Per step, the forward makes one BLAS call for ``h @ R`` into a preallocated
@@ -83,6 +83,8 @@ def _reserve_layout(cell, steps, batch, units):
         parts += [("Cs", (T + 1, B, U)), ("gates", (T, B, 4 * U)), ("tc", (T, B, U))]
     elif cell in ("gru", "gru_v1"):
         parts += [("saved", (T, B, 4 * U))]
+    if cell in ("lstm", "simple"):
+        parts += [("Hp", (B, T, U))]  # Hs[t] at input step s: the weight gradient's rows, aligned with dz
     return parts
 
 
@@ -135,6 +137,7 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
         if cell == "lstm":
             np.matmul(Hs[t], R, out=rec)
             K.negated_preactivations(rec, z, s, act, t)
+            K.previous_state_in_input_order(Hs, parts["Hp"], t, s)
             np.tanh(act[t, :, 2 * U:3 * U], out=tmp)              # -g
             np.exp(act[t], out=act[t])
             K.lstm_state(act, tmp, Cs, C, mask, t, s)
@@ -159,6 +162,7 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
         else:
             np.matmul(Hs[t], R, out=rec)
             K.simple_preactivation(rec, z, s)
+            K.previous_state_in_input_order(Hs, parts["Hp"], t, s)
             np.tanh(rec, out=rec)
             K.masked_state(rec, Hs, H, mask, t, s)
     return H, C, reserve
@@ -183,13 +187,14 @@ def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, 
 def _backward(R, mask, parts, dH, dC, cell, go_backwards, batch, steps, units, gates):
     """The loop over the steps in reverse: per step a kernel for the elementwise backward and one BLAS call
     for the cotangent reaching h_prev through h_prev @ R; then the weight gradient of all steps as one matmul
-    of the step-major states and pre-activation cotangents."""
+    of the states each step started from and the cotangents of its recurrent product."""
     K = _kernels()
     dtype = dH.dtype
     U = units
     Hs = parts["Hs"]
     dz = np.empty((batch, steps, gates * U), dtype)          # in input order
-    dZs = np.empty((steps, batch, gates * U), dtype)         # in processing order: of h_prev @ R (+ rb)
+    if cell in ("gru", "gru_v1"):                             # in processing order: of h_prev @ R (+ rb)
+        dZs = np.empty((steps, batch, gates * U), dtype)
     drec_h = np.zeros((batch, U), dtype)
     dh_pass = np.zeros((batch, U), dtype)
     dc_carry = np.zeros((batch, U if cell == "lstm" else 0), dtype)
@@ -202,8 +207,8 @@ def _backward(R, mask, parts, dH, dC, cell, go_backwards, batch, steps, units, g
         s = _step_index(t, steps, go_backwards)
         if cell == "lstm":
             K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], parts["tc"], parts["Cs"], mask,
-                            t, s, dZs, dz)
-            np.matmul(dZs[t], RT, out=drec_h)
+                            t, s, dz)
+            np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
             K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hs, mask, t, s, dZs, dz)
             np.matmul(dZs[t], RT, out=drec_h)
@@ -213,17 +218,20 @@ def _backward(R, mask, parts, dH, dC, cell, go_backwards, batch, steps, units, g
             K.gru_v1_backward_gates(d_rh, dh_pass, parts["saved"], Hs, mask, t, s, dZs, dz)
             np.matmul(dZs[t, :, :2 * U], R_zrT, out=drec_h)
         else:
-            K.simple_backward(dH, drec_h, dh_pass, Hs, mask, t, s, dZs, dz)
-            np.matmul(dZs[t], RT, out=drec_h)
+            K.simple_backward(dH, drec_h, dh_pass, Hs, mask, t, s, dz)
+            np.matmul(dz[:, s], RT, out=drec_h)
     dh0 = drec_h + dh_pass
-    H_prev = Hs[:-1].reshape(-1, U)
-    flat = dZs.reshape(-1, gates * U)
-    if cell == "gru_v1":
-        rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
-        dR = np.concatenate([H_prev.T @ flat[:, :2 * U], rh.T @ flat[:, 2 * U:]], axis=1)
+    if cell in ("lstm", "simple"):
+        dR = parts["Hp"].reshape(-1, U).T @ dz.reshape(-1, gates * U)
     else:
-        dR = H_prev.T @ flat
-    drb = flat.sum(axis=0) if cell == "gru" else np.zeros((0,), dtype)
+        H_prev = Hs[:-1].reshape(-1, U)
+        flat = dZs.reshape(-1, gates * U)
+        if cell == "gru_v1":
+            rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
+            dR = np.concatenate([H_prev.T @ flat[:, :2 * U], rh.T @ flat[:, 2 * U:]], axis=1)
+        else:
+            dR = H_prev.T @ flat
+    drb = dZs.reshape(-1, gates * U).sum(axis=0) if cell == "gru" else np.zeros((0,), dtype)
     return dz, dR, drb, dh0, dc_carry
 
 
