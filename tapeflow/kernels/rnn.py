@@ -12,9 +12,12 @@ Every kernel takes whole C-contiguous arrays and the step's indices: ``t`` is
 the processing step, which indexes the op's step-major buffers (T, batch, ...)
 and its outputs H, C (batch, T, ...) and their cotangents; ``s`` is the input
 step (``T - 1 - t`` under go_backwards), which indexes z, dz (batch, T, ...)
-and the mask (batch, T). ``Hs`` and ``Cs`` (T + 1, batch, units) hold the
-states step-major, ``Hs[t]`` being the state before step ``t``. A masked row
-keeps its state, and passes its state's cotangent straight through.
+and the mask (batch, T). The LSTM and SimpleRNN keep ``Hp`` (batch, T, units):
+at [:, s] the state input step s is processed from (the weight gradient's rows,
+aligned with dz), written by the previous step for ``s_next`` (-1 after the
+last). The GRUs keep ``Hs`` (T + 1, batch, units), the states step-major,
+``Hs[t]`` being the state before step ``t``. A masked row keeps its state, and
+passes its state's cotangent straight through.
 
 Speed: per row, each loop runs over contiguous memory and reads or writes a
 few arrays only, so that LLVM vectorises it (its run-time overlap checks are
@@ -30,7 +33,27 @@ from numba import njit
 kernel = njit(cache=True, error_model="numpy")
 
 
+@kernel
+def _copy(dst, src):
+    """dst = src for two rows (an explicit loop: numba's slice assignment is twice as slow)."""
+    for j in range(dst.size):
+        dst[j] = src[j]
+
+
+@kernel
+def _zero(dst):
+    for j in range(dst.size):
+        dst[j] = 0
+
+
 # ------------------------------------------------------------------------------------- forward ---
+@kernel
+def _next_state(h, Hp, s_next, b):
+    """Hp[b, s_next] = h, the state the next input step is processed from (none after the last: -1)."""
+    if s_next >= 0:
+        _copy(Hp[b, s_next], h)
+
+
 @kernel
 def negated_preactivations(rec, z, s, out, t):
     """out[t, :, :w] = -(rec + z[:, s, :w]) for ``rec`` = h_prev @ R of width w: the argument of exp(-x)
@@ -51,40 +74,38 @@ def sigmoids_in_place(e):
 
 
 @kernel
-def lstm_state(gates, neg_g, Cs, C, mask, t, s):
+def lstm_state(gates, neg_g, C, c0, mask, t, s):
     """On entry ``gates[t]`` holds exp(-pre-activation) and ``neg_g`` = tanh(-candidate pre-activation); on
-    exit gates[t] = [i, f, g, o] = [sig, sig, tanh, sig](pre-activation), and the new cell state
-    c = f*c_prev + i*g (c_prev on masked rows) is in Cs[t + 1] and C[:, t]."""
+    exit gates[t] = [i, f, g, o] = [sig, sig, tanh, sig](pre-activation), and C[:, t] holds the new cell
+    state c = f*c_prev + i*g (c_prev on masked rows)."""
     batch, units = neg_g.shape
     for b in range(batch):
         row = gates[t, b]
         sigmoids_in_place(row)  # the candidate's column too, overwritten below
         i, f, g = row[:units], row[units:2 * units], row[2 * units:3 * units]
-        ng, c_prev, c = neg_g[b], Cs[t, b], Cs[t + 1, b]
+        ng, c = neg_g[b], C[b, t]
+        c_prev = C[b, t - 1] if t > 0 else c0[b]
         for u in range(units):
             g[u] = -ng[u]
         if mask[b, s]:
             for u in range(units):
                 c[u] = f[u] * c_prev[u] + i[u] * g[u]
         else:
-            c[:] = c_prev
-        C[b, t] = c
-
+            _copy(c, c_prev)
 
 @kernel
-def lstm_output(gates, tc, Hs, H, mask, t, s):
-    """h = o * tanh(c) (h_prev on masked rows), into Hs[t + 1] and H[:, t]."""
-    batch, units = Hs.shape[1], Hs.shape[2]
+def lstm_output(gates, tc, Hp, H, mask, t, s, s_next):
+    """h = o * tanh(c) (h_prev on masked rows), into H[:, t] and Hp[:, s_next]."""
+    batch, units = tc.shape[1], tc.shape[2]
     for b in range(batch):
-        h = Hs[t + 1, b]
+        h = H[b, t]
         if mask[b, s]:
             o, tcb = gates[t, b, 3 * units:], tc[t, b]
             for u in range(units):
                 h[u] = o[u] * tcb[u]
         else:
-            h[:] = Hs[t, b]
-        H[b, t] = h
-
+            _copy(h, Hp[b, s])
+        _next_state(h, Hp, s_next, b)
 
 @kernel
 def gru_gate_inputs(rec, rb, z, saved, t, s):
@@ -112,7 +133,7 @@ def gru_candidate(z, rec, saved, t, s):
         sigmoids_in_place(row[:2 * units])
         r, hh, rh = row[units:2 * units], row[2 * units:3 * units], row[3 * units:]
         rec_h, x_h = rec[b, 2 * units:], z[b, s, 2 * units:]
-        rh[:] = rec_h
+        _copy(rh, rec_h)
         for u in range(units):
             hh[u] = x_h[u] + r[u] * rec_h[u]
 
@@ -153,8 +174,8 @@ def gru_state(saved, Hs, H, mask, t, s):
             for u in range(units):
                 h[u] = zg[u] * h_prev[u] + (one - zg[u]) * hh[u]
         else:
-            h[:] = h_prev
-        H[b, t] = h
+            _copy(h, h_prev)
+        _copy(H[b, t], h)
 
 
 @kernel
@@ -168,20 +189,12 @@ def simple_preactivation(rec, z, s):
 
 
 @kernel
-def masked_state(new, Hs, H, mask, t, s):
-    """h = new, or h_prev on masked rows, into Hs[t + 1] and H[:, t]."""
+def masked_state(new, Hp, H, mask, t, s, s_next):
+    """h = new, or h_prev on masked rows, into H[:, t] and Hp[:, s_next]."""
     for b in range(new.shape[0]):
-        Hs[t + 1, b] = new[b] if mask[b, s] else Hs[t, b]
-        H[b, t] = Hs[t + 1, b]
-
-
-@kernel
-def previous_state_in_input_order(Hs, Hp, t, s):
-    """Hp[:, s] = Hs[t]: the state each input step was processed from, aligned with dz for the weight
-    gradient."""
-    for b in range(Hp.shape[0]):
-        Hp[b, s] = Hs[t, b]
-
+        h = H[b, t]
+        _copy(h, new[b] if mask[b, s] else Hp[b, s])
+        _next_state(h, Hp, s_next, b)
 
 # ------------------------------------------------------------------------------------ backward ---
 # Each backward kernel takes ``drec_h``, the cotangent reaching the step's h through the next step's
@@ -199,7 +212,7 @@ def _total_state_cotangent(dH, drec_h, dh_pass, t, b):
 
 
 @kernel
-def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, Cs, mask, t, s, dz):
+def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, C, c0, mask, t, s, dz):
     batch, units = drec_h.shape
     one = gates.dtype.type(1)
     for b in range(batch):
@@ -209,12 +222,13 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, Cs, mask, t, s, 
             dcc[u] = d_out[u] + dcc[u]
         d = dz[b, s]
         if not mask[b, s]:
-            d[:] = 0
+            _zero(d)
             continue
         i, f, g, o = gates[t, b, :units], gates[t, b, units:2 * units], gates[t, b, 2 * units:3 * units], \
             gates[t, b, 3 * units:]
         di, df, dg, do = d[:units], d[units:2 * units], d[2 * units:3 * units], d[3 * units:]
-        c, c_prev = tc[t, b], Cs[t, b]
+        c = tc[t, b]
+        c_prev = C[b, t - 1] if t > 0 else c0[b]
         for u in range(units):
             dcc[u] += dh[u] * o[u] * (one - c[u] * c[u])
         for u in range(units):
@@ -227,7 +241,7 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, Cs, mask, t, s, 
             dg[u] = dcc[u] * i[u] * (one - g[u] * g[u])
         for u in range(units):
             dcc[u] *= f[u]
-        dh[:] = 0
+        _zero(dh)
 
 
 @kernel
@@ -239,8 +253,8 @@ def gru_backward(dH, drec_h, dh_pass, saved, Hs, mask, t, s, dRecs, dz):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
         d, drec = dz[b, s], dRecs[t, b]
         if not mask[b, s]:
-            d[:] = 0
-            drec[:] = 0
+            _zero(d)
+            _zero(drec)
             continue
         dh, h_prev, row = dh_pass[b], Hs[t, b], saved[t, b]
         zg, r, hh, rh = row[:units], row[units:2 * units], row[2 * units:3 * units], row[3 * units:]
@@ -251,7 +265,7 @@ def gru_backward(dH, drec_h, dh_pass, saved, Hs, mask, t, s, dRecs, dz):
             dpz[u] = dh[u] * (h_prev[u] - hh[u]) * zg[u] * (one - zg[u])
         for u in range(units):
             dpr[u] = dph[u] * rh[u] * r[u] * (one - r[u])
-        drec[:2 * units] = d[:2 * units]
+        _copy(drec[:2 * units], d[:2 * units])
         drh = drec[2 * units:]
         for u in range(units):
             drh[u] = dph[u] * r[u]
@@ -268,7 +282,7 @@ def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hs, mask, t, s, dZs):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
         d = dZs[t, b]
         if not mask[b, s]:
-            d[:] = 0
+            _zero(d)
             continue
         dh, h_prev, row = dh_pass[b], Hs[t, b], saved[t, b]
         zg, hh = row[:units], row[2 * units:3 * units]
@@ -295,20 +309,20 @@ def gru_v1_backward_gates(d_rh, dh_pass, saved, Hs, mask, t, s, dZs, dz):
                 dpr[u] = dr[u] * h_prev[u] * r[u] * (one - r[u])
             for u in range(units):
                 dh[u] += dr[u] * r[u]
-        dz[b, s] = dZs[t, b]
+        _copy(dz[b, s], dZs[t, b])
 
 
 @kernel
-def simple_backward(dH, drec_h, dh_pass, Hs, mask, t, s, dz):
+def simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz):
     batch, units = drec_h.shape
-    one = Hs.dtype.type(1)
+    one = H.dtype.type(1)
     for b in range(batch):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
         d = dz[b, s]
         if not mask[b, s]:
-            d[:] = 0
+            _zero(d)
         else:
-            dh, h = dh_pass[b], Hs[t + 1, b]
+            dh, h = dh_pass[b], H[b, t]
             for u in range(units):
                 d[u] = dh[u] * (one - h[u] * h[u])
-            dh[:] = 0
+            _zero(dh)

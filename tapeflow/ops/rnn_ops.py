@@ -73,19 +73,16 @@ def _step_index(t, steps, go_backwards):
 
 
 def _reserve_layout(cell, steps, batch, units):
-    """What the forward keeps for the backward, as (name, shape) parts of one flat buffer, step-major: the
-    states before and after every step Hs (and Cs for the LSTM), and per step and row the LSTM's gates
-    [i, f, g, o] and tanh(c), or the GRU's [z, r, hh, h_prev @ R_h + rb_h] (reset_after=True) or
-    [z, r, hh, r * h_prev] (reset_after=False)."""
+    """What the forward keeps for the backward, as (name, shape) parts of one flat buffer. The LSTM: Hp, at
+    [:, s] the state input step s was processed from, and per processing step the gates [i, f, g, o] and
+    tanh(c); the SimpleRNN: Hp. The GRUs: the states step-major Hs (Hs[t] before step t), and per step
+    [z, r, hh, h_prev @ R_h + rb_h] (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
     T, B, U = steps, batch, units
-    parts = [("Hs", (T + 1, B, U))]
     if cell == "lstm":
-        parts += [("Cs", (T + 1, B, U)), ("gates", (T, B, 4 * U)), ("tc", (T, B, U))]
-    elif cell in ("gru", "gru_v1"):
-        parts += [("saved", (T, B, 4 * U))]
-    if cell in ("lstm", "simple"):
-        parts += [("Hp", (B, T, U))]  # Hs[t] at input step s: the weight gradient's rows, aligned with dz
-    return parts
+        return [("Hp", (B, T, U)), ("gates", (T, B, 4 * U)), ("tc", (T, B, U))]
+    if cell == "simple":
+        return [("Hp", (B, T, U))]
+    return [("Hs", (T + 1, B, U)), ("saved", (T, B, 4 * U))]
 
 
 def _reserve_size(layout):
@@ -120,29 +117,30 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
     layout = _reserve_layout(cell, steps, batch, U)
     reserve = np.empty(_reserve_size(layout), dtype)
     parts = _reserve_views(reserve, layout)
-    Hs = parts["Hs"]
-    Hs[0] = h0
+    if cell in ("lstm", "simple"):
+        Hp = parts["Hp"]
+        Hp[:, _step_index(0, steps, go_backwards)] = h0
+    else:
+        Hs, saved = parts["Hs"], parts["saved"]
+        Hs[0] = h0
     rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product
     tmp = np.empty((batch, U), dtype)
     if cell == "lstm":
-        Cs, act, tc = parts["Cs"], parts["gates"], parts["tc"]
-        Cs[0] = c0
-    elif cell in ("gru", "gru_v1"):
-        saved = parts["saved"]
+        act, tc = parts["gates"], parts["tc"]
     if cell == "gru_v1":
         R_zr, R_h = np.ascontiguousarray(R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
         rec = rec[:, :2 * U]
     for t in range(steps):
         s = _step_index(t, steps, go_backwards)
+        s_next = _step_index(t + 1, steps, go_backwards) if t + 1 < steps else -1
         if cell == "lstm":
-            np.matmul(Hs[t], R, out=rec)
+            np.matmul(Hp[:, s], R, out=rec)
             K.negated_preactivations(rec, z, s, act, t)
-            K.previous_state_in_input_order(Hs, parts["Hp"], t, s)
             np.tanh(act[t, :, 2 * U:3 * U], out=tmp)              # -g
             np.exp(act[t], out=act[t])
-            K.lstm_state(act, tmp, Cs, C, mask, t, s)
-            np.tanh(Cs[t + 1], out=tc[t])
-            K.lstm_output(act, tc, Hs, H, mask, t, s)
+            K.lstm_state(act, tmp, C, c0, mask, t, s)
+            np.tanh(C[:, t], out=tc[t])
+            K.lstm_output(act, tc, Hp, H, mask, t, s, s_next)
         elif cell == "gru":
             np.matmul(Hs[t], R, out=rec)
             K.gru_gate_inputs(rec, rb, z, saved, t, s)
@@ -160,11 +158,10 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
             np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
             K.gru_state(saved, Hs, H, mask, t, s)
         else:
-            np.matmul(Hs[t], R, out=rec)
+            np.matmul(Hp[:, s], R, out=rec)
             K.simple_preactivation(rec, z, s)
-            K.previous_state_in_input_order(Hs, parts["Hp"], t, s)
             np.tanh(rec, out=rec)
-            K.masked_state(rec, Hs, H, mask, t, s)
+            K.masked_state(rec, Hp, H, mask, t, s, s_next)
     return H, C, reserve
 
 
@@ -179,19 +176,18 @@ def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, 
         if a.shape != shape or a.dtype != z.dtype:
             raise InvalidArgumentError(f"RNNSequenceGrad: {name} has shape {a.shape} ({a.dtype}), expected {shape} "
                                        f"({z.dtype})")
-    mask, reserve, dH, dC = map(np.ascontiguousarray, (mask, reserve, dH, dC))
-    return _backward(R, mask, _reserve_views(reserve, layout), dH, dC, cell, go_backwards,
+    c0, mask, H, C, reserve, dH, dC = map(np.ascontiguousarray, (c0, mask, H, C, reserve, dH, dC))
+    return _backward(R, c0, mask, H, C, _reserve_views(reserve, layout), dH, dC, cell, go_backwards,
                      batch, steps, units, gates)
 
 
-def _backward(R, mask, parts, dH, dC, cell, go_backwards, batch, steps, units, gates):
+def _backward(R, c0, mask, H, C, parts, dH, dC, cell, go_backwards, batch, steps, units, gates):
     """The loop over the steps in reverse: per step a kernel for the elementwise backward and one BLAS call
     for the cotangent reaching h_prev through h_prev @ R; then the weight gradient of all steps as one matmul
     of the states each step started from and the cotangents of its recurrent product."""
     K = _kernels()
     dtype = dH.dtype
     U = units
-    Hs = parts["Hs"]
     dz = np.empty((batch, steps, gates * U), dtype)          # in input order
     if cell in ("gru", "gru_v1"):                             # in processing order: of h_prev @ R (+ rb)
         dZs = np.empty((steps, batch, gates * U), dtype)
@@ -206,25 +202,25 @@ def _backward(R, mask, parts, dH, dC, cell, go_backwards, batch, steps, units, g
     for t in range(steps - 1, -1, -1):
         s = _step_index(t, steps, go_backwards)
         if cell == "lstm":
-            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], parts["tc"], parts["Cs"], mask,
-                            t, s, dz)
+            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], parts["tc"], C, c0, mask, t, s,
+                            dz)
             np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
-            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hs, mask, t, s, dZs, dz)
+            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], parts["Hs"], mask, t, s, dZs, dz)
             np.matmul(dZs[t], RT, out=drec_h)
         elif cell == "gru_v1":
-            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["saved"], Hs, mask, t, s, dZs)
+            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["saved"], parts["Hs"], mask, t, s, dZs)
             np.matmul(dZs[t, :, 2 * U:], R_hT, out=d_rh)
-            K.gru_v1_backward_gates(d_rh, dh_pass, parts["saved"], Hs, mask, t, s, dZs, dz)
+            K.gru_v1_backward_gates(d_rh, dh_pass, parts["saved"], parts["Hs"], mask, t, s, dZs, dz)
             np.matmul(dZs[t, :, :2 * U], R_zrT, out=drec_h)
         else:
-            K.simple_backward(dH, drec_h, dh_pass, Hs, mask, t, s, dz)
+            K.simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz)
             np.matmul(dz[:, s], RT, out=drec_h)
     dh0 = drec_h + dh_pass
     if cell in ("lstm", "simple"):
         dR = parts["Hp"].reshape(-1, U).T @ dz.reshape(-1, gates * U)
     else:
-        H_prev = Hs[:-1].reshape(-1, U)
+        H_prev = parts["Hs"][:-1].reshape(-1, U)
         flat = dZs.reshape(-1, gates * U)
         if cell == "gru_v1":
             rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
