@@ -95,12 +95,12 @@ def lstm_state(gates, neg_g, C, c0, mask, t, s):
 
 @kernel
 def lstm_output(gates, tc, Hp, H, mask, t, s, s_next):
-    """h = o * tanh(c) (h_prev on masked rows), into H[:, t] and Hp[:, s_next]."""
-    batch, units = tc.shape[1], tc.shape[2]
+    """h = o * tanh(c) (h_prev on masked rows), into H[:, t] and Hp[:, s_next], given tc = tanh(C[:, t])."""
+    batch, units = tc.shape
     for b in range(batch):
         h = H[b, t]
         if mask[b, s]:
-            o, tcb = gates[t, b, 3 * units:], tc[t, b]
+            o, tcb = gates[t, b, 3 * units:], tc[b]
             for u in range(units):
                 h[u] = o[u] * tcb[u]
         else:
@@ -213,6 +213,7 @@ def _total_state_cotangent(dH, drec_h, dh_pass, t, b):
 
 @kernel
 def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, C, c0, mask, t, s, dz):
+    """Given tc = tanh(C[:, t])."""
     batch, units = drec_h.shape
     one = gates.dtype.type(1)
     for b in range(batch):
@@ -227,7 +228,7 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, C, c0, mask, t, 
         i, f, g, o = gates[t, b, :units], gates[t, b, units:2 * units], gates[t, b, 2 * units:3 * units], \
             gates[t, b, 3 * units:]
         di, df, dg, do = d[:units], d[units:2 * units], d[2 * units:3 * units], d[3 * units:]
-        c = tc[t, b]
+        c = tc[b]
         c_prev = C[b, t - 1] if t > 0 else c0[b]
         for u in range(units):
             dcc[u] += dh[u] * o[u] * (one - c[u] * c[u])

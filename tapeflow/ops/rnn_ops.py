@@ -74,12 +74,12 @@ def _step_index(t, steps, go_backwards):
 
 def _reserve_layout(cell, steps, batch, units):
     """What the forward keeps for the backward, as (name, shape) parts of one flat buffer. The LSTM: Hp, at
-    [:, s] the state input step s was processed from, and per processing step the gates [i, f, g, o] and
-    tanh(c); the SimpleRNN: Hp. The GRUs: the states step-major Hs (Hs[t] before step t), and per step
+    [:, s] the state input step s was processed from, and per processing step the gates [i, f, g, o]
+    (tanh(c) is recomputed: cheaper than a trip through memory); the SimpleRNN: Hp. The GRUs: the states step-major Hs (Hs[t] before step t), and per step
     [z, r, hh, h_prev @ R_h + rb_h] (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
     T, B, U = steps, batch, units
     if cell == "lstm":
-        return [("Hp", (B, T, U)), ("gates", (T, B, 4 * U)), ("tc", (T, B, U))]
+        return [("Hp", (B, T, U)), ("gates", (T, B, 4 * U))]
     if cell == "simple":
         return [("Hp", (B, T, U))]
     return [("Hs", (T + 1, B, U)), ("saved", (T, B, 4 * U))]
@@ -126,7 +126,7 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
     rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product
     tmp = np.empty((batch, U), dtype)
     if cell == "lstm":
-        act, tc = parts["gates"], parts["tc"]
+        act, tc = parts["gates"], np.empty((batch, U), dtype)
     if cell == "gru_v1":
         R_zr, R_h = np.ascontiguousarray(R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
         rec = rec[:, :2 * U]
@@ -139,7 +139,7 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
             np.tanh(act[t, :, 2 * U:3 * U], out=tmp)              # -g
             np.exp(act[t], out=act[t])
             K.lstm_state(act, tmp, C, c0, mask, t, s)
-            np.tanh(C[:, t], out=tc[t])
+            np.tanh(C[:, t], out=tc)
             K.lstm_output(act, tc, Hp, H, mask, t, s, s_next)
         elif cell == "gru":
             np.matmul(Hs[t], R, out=rec)
@@ -199,11 +199,12 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, cell, go_backwards, batch, steps
         R_zrT = np.ascontiguousarray(R[:, :2 * U].T)
         R_hT = np.ascontiguousarray(R[:, 2 * U:].T)
         d_rh = np.empty((batch, U), dtype)
+    tc = np.empty((batch, U), dtype)
     for t in range(steps - 1, -1, -1):
         s = _step_index(t, steps, go_backwards)
         if cell == "lstm":
-            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], parts["tc"], C, c0, mask, t, s,
-                            dz)
+            np.tanh(C[:, t], out=tc)
+            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], tc, C, c0, mask, t, s, dz)
             np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
             K.gru_backward(dH, drec_h, dh_pass, parts["saved"], parts["Hs"], mask, t, s, dZs, dz)
