@@ -135,6 +135,23 @@ def test_bad_inputs_are_refused_before_any_kernel_runs():
         rnn_ops.execute("RNNSequence", (z, R, rb, h0, c0, tf.constant(mask)), {"cell": "xx", "go_backwards": False})
 
 
+@pytest.mark.parametrize("cell", CELLS)
+def test_backward_refuses_a_reserve_or_cotangent_of_the_wrong_size(cell):
+    """The kernels index the reserve and the cotangents without bounds checks: RNNSequenceGrad (a graph from a
+    file may feed it anything) checks their shapes first."""
+    arrays, mask = _inputs(cell)
+    inputs = [tf.constant(a) for a in arrays] + [tf.constant(mask)]
+    attrs = {"cell": cell, "go_backwards": False}
+    H, C, reserve = rnn_ops.execute("RNNSequence", inputs, attrs)
+    good = inputs + [H, C, reserve, tf.ones_like(H), tf.ones_like(C)]
+    rnn_ops.execute("RNNSequenceGrad", good, attrs)
+    for index, name in ((8, "reserve"), (9, "dH"), (10, "dC")):
+        bad = list(good)
+        bad[index] = tf.constant(np.concatenate([good[index].numpy().ravel(), [0.0]]))
+        with pytest.raises(ValueError, match=f"RNNSequenceGrad: {name} has shape"):
+            rnn_ops.execute("RNNSequenceGrad", bad, attrs)
+
+
 def test_batch_jacobian_through_an_lstm_layer():
     """RNNSequence declares its rows independent: batch_jacobian is assembled per example, and equals the
     diagonal blocks of the full jacobian."""
