@@ -12,12 +12,10 @@ Every kernel takes whole C-contiguous arrays and the step's indices: ``t`` is
 the processing step, which indexes the op's step-major buffers (T, batch, ...)
 and its outputs H, C (batch, T, ...) and their cotangents; ``s`` is the input
 step (``T - 1 - t`` under go_backwards), which indexes z, dz (batch, T, ...)
-and the mask (batch, T). The LSTM and SimpleRNN keep ``Hp`` (batch, T, units):
-at [:, s] the state input step s is processed from (the weight gradient's rows,
-aligned with dz), written by the previous step for ``s_next`` (-1 after the
-last). The GRUs keep ``Hs`` (T + 1, batch, units), the states step-major,
-``Hs[t]`` being the state before step ``t``. A masked row keeps its state, and
-passes its state's cotangent straight through.
+and the mask (batch, T). ``Hp`` (batch, T, units) holds at [:, s] the state
+input step s is processed from (the weight gradient's rows, aligned with dz),
+written by the previous step for ``s_next`` (-1 after the last). A masked row
+keeps its state, and passes its state's cotangent straight through.
 
 Speed: per row, each loop runs over contiguous memory and reads or writes a
 few arrays only, so that LLVM vectorises it (its run-time overlap checks are
@@ -139,14 +137,14 @@ def gru_candidate(z, rec, saved, t, s):
 
 
 @kernel
-def gru_v1_reset(saved, Hs, t):
+def gru_v1_reset(saved, Hp, t, s):
     """reset_after=False. On entry saved[t, :, :2U] holds exp(-pre-activation) of z and r; on exit
     saved[t] = [z, r, ., r * h_prev]."""
-    batch, units = Hs.shape[1], Hs.shape[2]
+    batch, units = Hp.shape[0], Hp.shape[2]
     for b in range(batch):
         row = saved[t, b]
         sigmoids_in_place(row[:2 * units])
-        r, rh, h_prev = row[units:2 * units], row[3 * units:], Hs[t, b]
+        r, rh, h_prev = row[units:2 * units], row[3 * units:], Hp[b, s]
         for u in range(units):
             rh[u] = r[u] * h_prev[u]
 
@@ -162,20 +160,20 @@ def gru_v1_candidate(z, rh_R, saved, t, s):
 
 
 @kernel
-def gru_state(saved, Hs, H, mask, t, s):
-    """h = z * h_prev + (1 - z) * hh from saved[t] = [z, r, hh, .] (h_prev on masked rows), into Hs[t + 1]
-    and H[:, t]."""
-    batch, units = Hs.shape[1], Hs.shape[2]
+def gru_state(saved, Hp, H, mask, t, s, s_next):
+    """h = z * h_prev + (1 - z) * hh from saved[t] = [z, r, hh, .] (h_prev on masked rows), into H[:, t] and
+    Hp[:, s_next]."""
+    batch, units = Hp.shape[0], Hp.shape[2]
     one = saved.dtype.type(1)
     for b in range(batch):
-        h, h_prev = Hs[t + 1, b], Hs[t, b]
+        h, h_prev = H[b, t], Hp[b, s]
         if mask[b, s]:
             zg, hh = saved[t, b, :units], saved[t, b, 2 * units:3 * units]
             for u in range(units):
                 h[u] = zg[u] * h_prev[u] + (one - zg[u]) * hh[u]
         else:
             _copy(h, h_prev)
-        _copy(H[b, t], h)
+        _next_state(h, Hp, s_next, b)
 
 
 @kernel
@@ -246,18 +244,20 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, C, c0, mask, t, 
 
 
 @kernel
-def gru_backward(dH, drec_h, dh_pass, saved, Hs, mask, t, s, dRecs, dz):
-    """reset_after=True: dz for the input pre-activations, dRecs[t] for ``h_prev @ R + rb``."""
+def gru_backward(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dRec, dRec_h, dz):
+    """reset_after=True: dz for the input pre-activations, ``dRec`` (batch, 3U) for the step's
+    ``h_prev @ R + rb``; its candidate part, the only one that differs from dz, also into dRec_h[:, s]."""
     batch, units = drec_h.shape
     one = saved.dtype.type(1)
     for b in range(batch):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
-        d, drec = dz[b, s], dRecs[t, b]
+        d, drec = dz[b, s], dRec[b]
         if not mask[b, s]:
             _zero(d)
             _zero(drec)
+            _zero(dRec_h[b, s])
             continue
-        dh, h_prev, row = dh_pass[b], Hs[t, b], saved[t, b]
+        dh, h_prev, row = dh_pass[b], Hp[b, s], saved[t, b]
         zg, r, hh, rh = row[:units], row[units:2 * units], row[2 * units:3 * units], row[3 * units:]
         dpz, dpr, dph = d[:units], d[units:2 * units], d[2 * units:]
         for u in range(units):
@@ -270,12 +270,13 @@ def gru_backward(dH, drec_h, dh_pass, saved, Hs, mask, t, s, dRecs, dz):
         drh = drec[2 * units:]
         for u in range(units):
             drh[u] = dph[u] * r[u]
+        _copy(dRec_h[b, s], drh)
         for u in range(units):
             dh[u] *= zg[u]
 
 
 @kernel
-def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hs, mask, t, s, dZs):
+def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dZs):
     """reset_after=False backward, first half: dZs[t] of the z and h gates; dh_pass = dh * z."""
     batch, units = drec_h.shape
     one = saved.dtype.type(1)
@@ -285,7 +286,7 @@ def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hs, mask, t, s, dZs):
         if not mask[b, s]:
             _zero(d)
             continue
-        dh, h_prev, row = dh_pass[b], Hs[t, b], saved[t, b]
+        dh, h_prev, row = dh_pass[b], Hp[b, s], saved[t, b]
         zg, hh = row[:units], row[2 * units:3 * units]
         dpz, dph = d[:units], d[2 * units:]
         for u in range(units):
@@ -297,14 +298,14 @@ def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hs, mask, t, s, dZs):
 
 
 @kernel
-def gru_v1_backward_gates(d_rh, dh_pass, saved, Hs, mask, t, s, dZs, dz):
+def gru_v1_backward_gates(d_rh, dh_pass, saved, Hp, mask, t, s, dZs, dz):
     """reset_after=False backward, second half, given d_rh = dz_h @ R_h.T: dZs[t] of the r gate, and the
     step's cotangents copied to dz[:, s]."""
     batch, units = d_rh.shape
     one = saved.dtype.type(1)
     for b in range(batch):
         if mask[b, s]:
-            r, h_prev, dr, dh = saved[t, b, units:2 * units], Hs[t, b], d_rh[b], dh_pass[b]
+            r, h_prev, dr, dh = saved[t, b, units:2 * units], Hp[b, s], d_rh[b], dh_pass[b]
             dpr = dZs[t, b, units:2 * units]
             for u in range(units):
                 dpr[u] = dr[u] * h_prev[u] * r[u] * (one - r[u])

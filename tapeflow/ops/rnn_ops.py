@@ -73,16 +73,17 @@ def _step_index(t, steps, go_backwards):
 
 
 def _reserve_layout(cell, steps, batch, units):
-    """What the forward keeps for the backward, as (name, shape) parts of one flat buffer. The LSTM: Hp, at
-    [:, s] the state input step s was processed from, and per processing step the gates [i, f, g, o]
-    (tanh(c) is recomputed: cheaper than a trip through memory); the SimpleRNN: Hp. The GRUs: the states step-major Hs (Hs[t] before step t), and per step
-    [z, r, hh, h_prev @ R_h + rb_h] (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
+    """What the forward keeps for the backward, as (name, shape) parts of one flat buffer: Hp, at [:, s] the
+    state input step s was processed from; per processing step, the LSTM's gates [i, f, g, o] (tanh(c) is
+    recomputed: cheaper than a trip through memory), the GRU's [z, r, hh, h_prev @ R_h + rb_h]
+    (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
     T, B, U = steps, batch, units
+    parts = [("Hp", (B, T, U))]
     if cell == "lstm":
-        return [("Hp", (B, T, U)), ("gates", (T, B, 4 * U))]
-    if cell == "simple":
-        return [("Hp", (B, T, U))]
-    return [("Hs", (T + 1, B, U)), ("saved", (T, B, 4 * U))]
+        parts.append(("gates", (T, B, 4 * U)))
+    elif cell in ("gru", "gru_v1"):
+        parts.append(("saved", (T, B, 4 * U)))
+    return parts
 
 
 def _reserve_size(layout):
@@ -117,12 +118,9 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
     layout = _reserve_layout(cell, steps, batch, U)
     reserve = np.empty(_reserve_size(layout), dtype)
     parts = _reserve_views(reserve, layout)
-    if cell in ("lstm", "simple"):
-        Hp = parts["Hp"]
-        Hp[:, _step_index(0, steps, go_backwards)] = h0
-    else:
-        Hs, saved = parts["Hs"], parts["saved"]
-        Hs[0] = h0
+    Hp = parts["Hp"]
+    Hp[:, _step_index(0, steps, go_backwards)] = h0
+    saved = parts.get("saved")
     rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product
     tmp = np.empty((batch, U), dtype)
     if cell == "lstm":
@@ -142,21 +140,21 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
             np.tanh(C[:, t], out=tc)
             K.lstm_output(act, tc, Hp, H, mask, t, s, s_next)
         elif cell == "gru":
-            np.matmul(Hs[t], R, out=rec)
+            np.matmul(Hp[:, s], R, out=rec)
             K.gru_gate_inputs(rec, rb, z, saved, t, s)
             np.exp(saved[t, :, :2 * U], out=saved[t, :, :2 * U])
             K.gru_candidate(z, rec, saved, t, s)
             np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
-            K.gru_state(saved, Hs, H, mask, t, s)
+            K.gru_state(saved, Hp, H, mask, t, s, s_next)
         elif cell == "gru_v1":
-            np.matmul(Hs[t], R_zr, out=rec)
+            np.matmul(Hp[:, s], R_zr, out=rec)
             K.negated_preactivations(rec, z, s, saved, t)
             np.exp(saved[t, :, :2 * U], out=saved[t, :, :2 * U])
-            K.gru_v1_reset(saved, Hs, t)
+            K.gru_v1_reset(saved, Hp, t, s)
             np.matmul(saved[t, :, 3 * U:], R_h, out=tmp)
             K.gru_v1_candidate(z, tmp, saved, t, s)
             np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
-            K.gru_state(saved, Hs, H, mask, t, s)
+            K.gru_state(saved, Hp, H, mask, t, s, s_next)
         else:
             np.matmul(Hp[:, s], R, out=rec)
             K.simple_preactivation(rec, z, s)
@@ -189,7 +187,10 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, cell, go_backwards, batch, steps
     dtype = dH.dtype
     U = units
     dz = np.empty((batch, steps, gates * U), dtype)          # in input order
-    if cell in ("gru", "gru_v1"):                             # in processing order: of h_prev @ R (+ rb)
+    Hp = parts["Hp"]
+    if cell == "gru":        # the step's cotangent of h_prev @ R + rb, and its candidate part for all steps
+        dRec, dRec_h = np.empty((batch, 3 * U), dtype), np.empty((batch, steps, U), dtype)
+    elif cell == "gru_v1":   # in processing order
         dZs = np.empty((steps, batch, gates * U), dtype)
     drec_h = np.zeros((batch, U), dtype)
     dh_pass = np.zeros((batch, U), dtype)
@@ -207,28 +208,29 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, cell, go_backwards, batch, steps
             K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], tc, C, c0, mask, t, s, dz)
             np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
-            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], parts["Hs"], mask, t, s, dZs, dz)
-            np.matmul(dZs[t], RT, out=drec_h)
+            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dRec, dRec_h, dz)
+            np.matmul(dRec, RT, out=drec_h)
         elif cell == "gru_v1":
-            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["saved"], parts["Hs"], mask, t, s, dZs)
+            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dZs)
             np.matmul(dZs[t, :, 2 * U:], R_hT, out=d_rh)
-            K.gru_v1_backward_gates(d_rh, dh_pass, parts["saved"], parts["Hs"], mask, t, s, dZs, dz)
+            K.gru_v1_backward_gates(d_rh, dh_pass, parts["saved"], Hp, mask, t, s, dZs, dz)
             np.matmul(dZs[t, :, :2 * U], R_zrT, out=drec_h)
         else:
             K.simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz)
             np.matmul(dz[:, s], RT, out=drec_h)
     dh0 = drec_h + dh_pass
-    if cell in ("lstm", "simple"):
-        dR = parts["Hp"].reshape(-1, U).T @ dz.reshape(-1, gates * U)
+    H_prev = Hp.reshape(-1, U)
+    flat = dz.reshape(-1, gates * U)
+    drb = np.zeros((0,), dtype)
+    if cell == "gru":
+        dRec_h = dRec_h.reshape(-1, U)
+        dR = np.concatenate([H_prev.T @ flat[:, :2 * U], H_prev.T @ dRec_h], axis=1)
+        drb = np.concatenate([flat[:, :2 * U].sum(axis=0), dRec_h.sum(axis=0)])
+    elif cell == "gru_v1":
+        rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
+        dR = np.concatenate([H_prev.T @ flat[:, :2 * U], rh.T @ dZs.reshape(-1, gates * U)[:, 2 * U:]], axis=1)
     else:
-        H_prev = parts["Hs"][:-1].reshape(-1, U)
-        flat = dZs.reshape(-1, gates * U)
-        if cell == "gru_v1":
-            rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
-            dR = np.concatenate([H_prev.T @ flat[:, :2 * U], rh.T @ flat[:, 2 * U:]], axis=1)
-        else:
-            dR = H_prev.T @ flat
-    drb = dZs.reshape(-1, gates * U).sum(axis=0) if cell == "gru" else np.zeros((0,), dtype)
+        dR = H_prev.T @ flat
     return dz, dR, drb, dh0, dc_carry
 
 
