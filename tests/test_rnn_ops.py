@@ -152,6 +152,19 @@ def test_backward_refuses_a_reserve_or_cotangent_of_the_wrong_size(cell):
             rnn_ops.execute("RNNSequenceGrad", bad, attrs)
 
 
+@pytest.mark.parametrize("cell", CELLS)
+def test_a_sequence_of_no_steps_has_empty_outputs_and_zero_gradients(cell):
+    arrays, _ = _inputs(cell, steps=0, masked=False)
+    tensors = [tf.constant(a) for a in arrays]
+    with tf.GradientTape() as tape:
+        tape.watch(tensors)
+        H, C = _fused(cell, np.ones((2, 0), bool), True)(*tensors)
+        loss = tf.reduce_sum(H) + tf.reduce_sum(C)
+    assert H.shape == (2, 0, 3)
+    for g, a in zip(tape.gradient(loss, tensors), arrays):
+        np.testing.assert_array_equal(g.numpy(), np.zeros_like(a))
+
+
 def test_batch_jacobian_through_an_lstm_layer():
     """RNNSequence declares its rows independent: batch_jacobian is assembled per example, and equals the
     diagonal blocks of the full jacobian."""

@@ -45,6 +45,8 @@ def _zero(dst):
 
 
 # ------------------------------------------------------------------------------------- forward ---
+
+
 @kernel
 def _next_state(h, Hp, s_next, b):
     """Hp[b, s_next] = h, the state the next input step is processed from (none after the last: -1)."""
@@ -91,6 +93,7 @@ def lstm_state(gates, neg_g, C, c0, mask, t, s):
         else:
             _copy(c, c_prev)
 
+
 @kernel
 def lstm_output(gates, tc, Hp, H, mask, t, s, s_next):
     """h = o * tanh(c) (h_prev on masked rows), into H[:, t] and Hp[:, s_next], given tc = tanh(C[:, t])."""
@@ -104,6 +107,7 @@ def lstm_output(gates, tc, Hp, H, mask, t, s, s_next):
         else:
             _copy(h, Hp[b, s])
         _next_state(h, Hp, s_next, b)
+
 
 @kernel
 def gru_gate_inputs(rec, rb, z, saved, t, s):
@@ -194,12 +198,14 @@ def masked_state(new, Hp, H, mask, t, s, s_next):
         _copy(h, new[b] if mask[b, s] else Hp[b, s])
         _next_state(h, Hp, s_next, b)
 
+
 # ------------------------------------------------------------------------------------ backward ---
 # Each backward kernel takes ``drec_h``, the cotangent reaching the step's h through the next step's
 # ``h @ R``, and ``dh_pass`` (``dc_carry``), what reaches it directly; it leaves in them what reaches h_prev
 # (c_prev) other than through ``h_prev @ R``. It writes the step's pre-activation cotangents into ``dz``
-# (batch, T, ...) at the input step; the GRUs also into a step-major buffer of the cotangents of the
-# recurrent product, which differ from dz (reset_after=True) or are used in blocks (reset_after=False).
+# (batch, T, ...) at the input step; the GRUs also the cotangent of the recurrent product where it differs
+# from dz (reset_after=True) or is used in blocks (reset_after=False).
+
 
 @kernel
 def _total_state_cotangent(dH, drec_h, dh_pass, t, b):

@@ -119,7 +119,8 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
     reserve = np.empty(_reserve_size(layout), dtype)
     parts = _reserve_views(reserve, layout)
     Hp = parts["Hp"]
-    Hp[:, _step_index(0, steps, go_backwards)] = h0
+    if steps:
+        Hp[:, _step_index(0, steps, go_backwards)] = h0
     saved = parts.get("saved")
     rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product
     tmp = np.empty((batch, U), dtype)
