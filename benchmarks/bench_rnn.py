@@ -12,8 +12,15 @@ Implementations of the same step, timed in the same process:
   torch   torch.nn.LSTM, when PyTorch is installed (comparison only)
 
 Two shapes: batch 32, 50 steps, 64 units, 32 features; and the issue's batch 64, 50 steps, 128 units.
+Then GRU(128) and SimpleRNN(128) at the issue's shape: fused against the cell path and torch (no numpy
+reference for those).
 
-    python benchmarks/bench_rnn.py [--repeats R] [--steps-per-repeat N]
+    python benchmarks/bench_rnn.py [--repeats R] [--steps-per-repeat N] [--clock wall|cpu]
+
+``--clock cpu`` times with the process's CPU time instead of the wall clock: on a shared machine whose
+cores other jobs keep busy, the wall clock mostly measures waiting. Compare like with like: with more than
+one BLAS thread (OMP_NUM_THREADS, 2 by default) CPU time adds up the threads' times, so use it with
+``OMP_NUM_THREADS=1``.
 """
 import argparse
 import os
@@ -108,19 +115,24 @@ class NumpyLSTM:
         return loss
 
 
-class StepLSTMCell(tf.keras.layers.LSTMCell):
-    """An LSTMCell that never takes the fused path: the cell runs step by step, as a user cell would."""
+def step_cell(cell_class):
+    """A subclass of ``cell_class`` that never takes the fused path: it runs step by step, as a user cell
+    would."""
+    return type("Step" + cell_class.__name__, (cell_class,), {"fused_cell": lambda self, training: None})
 
-    def fused_cell(self, training):
-        return None
+
+LAYERS = {"lstm": ("LSTM", "LSTMCell", 4), "gru": ("GRU", "GRUCell", 3), "simple": ("SimpleRNN", "SimpleRNNCell", 1)}
 
 
 class TapeLSTM:
-    def __init__(self, weights, fused):
+    """The layer (LSTM unless ``cell`` says otherwise) into Dense(1), trained with Adam under a tape."""
+
+    def __init__(self, weights, fused, cell="lstm"):
         W, R, b, Wd, bd = weights
         units = R.shape[0]
         L = tf.keras.layers
-        self.rnn = L.LSTM(units) if fused else L.RNN(StepLSTMCell(units))
+        layer, cell_name, _ = LAYERS[cell]
+        self.rnn = getattr(L, layer)(units) if fused else L.RNN(step_cell(getattr(L, cell_name))(units))
         self.rnn.build((None, None, W.shape[0]))
         self.rnn.set_weights([W, R, b])
         self.Wd, self.bd = tf.Variable(Wd), tf.Variable(bd)
@@ -136,10 +148,11 @@ class TapeLSTM:
         return loss
 
 
-def torch_lstm(torch, weights):
+def torch_lstm(torch, weights, module="LSTM"):
+    """torch.nn.LSTM (or GRU, RNN) into Linear(1) with Adam; timing only, its weights are its own."""
     W, R, b, Wd, bd = weights
     units = R.shape[0]
-    lstm = torch.nn.LSTM(W.shape[0], units, batch_first=True)
+    lstm = getattr(torch.nn, module)(W.shape[0], units, batch_first=True)
     head = torch.nn.Linear(units, 1)
     params = list(lstm.parameters()) + list(head.parameters())
     optimizer = torch.optim.Adam(params, lr=LR, eps=EPSILON)
@@ -150,18 +163,22 @@ def torch_lstm(torch, weights):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        return float(loss)
+        return float(loss.detach())
     return step
+
+
+CLOCK = [time.perf_counter]
 
 
 def best_time(step, x, y, repeats, per_repeat):
     step(x, y)  # compile, allocate, create optimizer slots
+    clock = CLOCK[0]
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(per_repeat):
             step(x, y)
-        best = min(best, (time.perf_counter() - start) / per_repeat)
+        best = min(best, (clock() - start) / per_repeat)
     return best
 
 
@@ -197,13 +214,53 @@ def run(batch, steps, units, features, repeats, per_repeat):
          others={k: v for k, v in times.items() if k in ("cell", "torch")})
 
 
+def gru_weights(features, units, cell, seed=0):
+    """Keras's GRU (reset_after=True) and SimpleRNN weight shapes, and the Dense head."""
+    rng = np.random.default_rng(seed)
+    gates = LAYERS[cell][2]
+    W = rng.uniform(-0.1, 0.1, (features, gates * units)).astype(np.float32)
+    R = rng.uniform(-0.1, 0.1, (units, gates * units)).astype(np.float32)
+    b = np.zeros((2, gates * units) if cell == "gru" else gates * units, np.float32)
+    Wd = rng.uniform(-0.1, 0.1, (units, 1)).astype(np.float32)
+    return [W, R, b, Wd, np.zeros(1, np.float32)]
+
+
+def run_other_cells(batch, steps, units, features, repeats, per_repeat):
+    """GRU and SimpleRNN train steps: the fused path against the cell path and torch."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(batch, steps, features)).astype(np.float32)
+    y = rng.normal(size=(batch, 1)).astype(np.float32)
+    torch = optional_import("torch")
+    for cell, module in (("gru", "GRU"), ("simple", "RNN")):
+        weights = gru_weights(features, units, cell)
+        fused, stepped = TapeLSTM(weights, True, cell), TapeLSTM(weights, False, cell)
+        first = [float(fused.step(tf.constant(x), tf.constant(y))),
+                 float(stepped.step(tf.constant(x), tf.constant(y)))]
+        assert np.allclose(first, first[0], rtol=1e-4), first
+        times = {"fused": best_time(TapeLSTM(weights, True, cell).step, tf.constant(x), tf.constant(y), repeats,
+                                    per_repeat),
+                 "cell": best_time(TapeLSTM(weights, False, cell).step, tf.constant(x), tf.constant(y), repeats,
+                                   max(1, per_repeat // 4))}
+        if torch is not None:
+            times["torch"] = best_time(torch_lstm(torch, weights, module), torch.tensor(x), torch.tensor(y),
+                                       repeats, per_repeat)
+        print(f"\n{LAYERS[cell][0]}({units}) train step, batch {batch}, {steps} steps x {features}")
+        for name, seconds in times.items():
+            print(f"  {name:6s} {seconds * 1e3:9.2f} ms   {seconds / times['fused']:5.2f}x fused")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps-per-repeat", type=int, default=8)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
+    if args.clock == "cpu":
+        CLOCK[0] = time.process_time
+    print(f"clock: {args.clock}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
     run(32, 50, 64, 32, args.repeats, args.steps_per_repeat)
     run(64, 50, 128, 32, args.repeats, args.steps_per_repeat)
+    run_other_cells(64, 50, 128, 32, args.repeats, args.steps_per_repeat)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,32 @@ def test_fused_equals_step_by_step_forward_and_gradient(cell, go_backwards, dtyp
         np.testing.assert_allclose(fused, stepped, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("cell", CELLS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_equals_step_by_step_at_vector_widths(cell, dtype):
+    """Units beyond a SIMD register and not a multiple of one: the kernels' vectorised loop bodies and their
+    remainders both run (forward and backward, masked rows and go_backwards)."""
+    arrays, mask = _inputs(cell, batch=5, steps=6, units=37, dtype=dtype, seed=7)
+    tensors = [tf.constant(a) for a in arrays]
+    rng = np.random.default_rng(8)
+    ct_h, ct_c = (rng.normal(size=(5, 6, 37)).astype(dtype) for _ in range(2))
+    for go_backwards in (False, True):
+        results = []
+        for f in (_fused(cell, mask, go_backwards), _steps(cell, mask, go_backwards)):
+            with tf.GradientTape() as tape:
+                tape.watch(tensors)
+                H, C = f(*tensors)
+                loss = tf.reduce_sum(H * ct_h) + (tf.reduce_sum(C * ct_c[..., :C.shape[-1]]) if cell == "lstm"
+                                                  else 0.0)
+            grads = tape.gradient(loss, tensors)
+            results.append([H.numpy(), C.numpy()] + [np.zeros(t.shape) if g is None else g.numpy()
+                                                      for g, t in zip(grads, tensors)])
+        tol = 2e-5 if dtype == "float32" else 1e-12
+        for name, fused, stepped in zip(["H", "C", "dz", "dR", "drb", "dh0", "dc0"], *results):
+            np.testing.assert_allclose(fused, stepped, rtol=tol, atol=tol, err_msg=f"{name}, go_backwards="
+                                       f"{go_backwards}")
+
+
 def test_masked_steps_carry_the_state():
     arrays, mask = _inputs("lstm")
     H, C = _fused("lstm", mask, False)(*[tf.constant(a) for a in arrays])
@@ -107,6 +133,36 @@ def test_bad_inputs_are_refused_before_any_kernel_runs():
                         {"cell": "lstm", "go_backwards": False})
     with pytest.raises(ValueError, match="unknown cell"):
         rnn_ops.execute("RNNSequence", (z, R, rb, h0, c0, tf.constant(mask)), {"cell": "xx", "go_backwards": False})
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_backward_refuses_a_reserve_or_cotangent_of_the_wrong_size(cell):
+    """The kernels index the reserve and the cotangents without bounds checks: RNNSequenceGrad (a graph from a
+    file may feed it anything) checks their shapes first."""
+    arrays, mask = _inputs(cell)
+    inputs = [tf.constant(a) for a in arrays] + [tf.constant(mask)]
+    attrs = {"cell": cell, "go_backwards": False}
+    H, C, reserve = rnn_ops.execute("RNNSequence", inputs, attrs)
+    good = inputs + [H, C, reserve, tf.ones_like(H), tf.ones_like(C)]
+    rnn_ops.execute("RNNSequenceGrad", good, attrs)
+    for index, name in ((8, "reserve"), (9, "dH"), (10, "dC")):
+        bad = list(good)
+        bad[index] = tf.constant(np.concatenate([good[index].numpy().ravel(), [0.0]]))
+        with pytest.raises(ValueError, match=f"RNNSequenceGrad: {name} has shape"):
+            rnn_ops.execute("RNNSequenceGrad", bad, attrs)
+
+
+@pytest.mark.parametrize("cell", CELLS)
+def test_a_sequence_of_no_steps_has_empty_outputs_and_zero_gradients(cell):
+    arrays, _ = _inputs(cell, steps=0, masked=False)
+    tensors = [tf.constant(a) for a in arrays]
+    with tf.GradientTape() as tape:
+        tape.watch(tensors)
+        H, C = _fused(cell, np.ones((2, 0), bool), True)(*tensors)
+        loss = tf.reduce_sum(H) + tf.reduce_sum(C)
+    assert H.shape == (2, 0, 3)
+    for g, a in zip(tape.gradient(loss, tensors), arrays):
+        np.testing.assert_array_equal(g.numpy(), np.zeros_like(a))
 
 
 def test_batch_jacobian_through_an_lstm_layer():

@@ -4,204 +4,333 @@ The sequence op (``tapeflow/ops/rnn_ops.py``) loops over the steps: the
 recurrent product ``h @ R`` of a step is one BLAS call, the exponentials and
 tanh of the forward are numpy's vectorised ufuncs (several times faster than
 numba's scalar libm calls), and these kernels do the rest of a step's
-elementwise work in one pass each: the sigmoids 1 / (1 + exp(-x)) from the
-exponentials, the state updates with their masks, and the whole backward
-step, which is arithmetic on saved gate values only. Arrays are 2-D (batch, ...)
-views, possibly strided; ``m`` is the step's (batch,) mask: a masked row keeps
-its state, and passes its state's cotangent straight through.
+elementwise work: the pre-activations, the sigmoids 1 / (1 + exp(-x)) from the
+exponentials, the state updates with their masks, and the whole backward step,
+which is arithmetic on saved gate values only.
+
+Every kernel takes whole C-contiguous arrays and the step's indices: ``t`` is
+the processing step, which indexes the op's step-major buffers (T, batch, ...)
+and its outputs H, C (batch, T, ...) and their cotangents; ``s`` is the input
+step (``T - 1 - t`` under go_backwards), which indexes z, dz (batch, T, ...)
+and the mask (batch, T). ``Hp`` (batch, T, units) holds at [:, s] the state
+input step s is processed from (the weight gradient's rows, aligned with dz),
+written by the previous step for ``s_next`` (-1 after the last). A masked row
+keeps its state, and passes its state's cotangent straight through.
+
+Speed: per row, each loop runs over contiguous memory and reads or writes a
+few arrays only, so that LLVM vectorises it (its run-time overlap checks are
+few); ``error_model="numpy"`` drops the division-by-zero check that would
+keep divisions scalar. Arithmetic is in the arrays' dtype (``one`` is a
+scalar of that dtype), as the ops computing the same step by step do.
 
 Gate layouts are Keras's: LSTM [i, f, c, o], GRU [z, r, h].
 """
 
 from numba import njit
 
+kernel = njit(cache=True, error_model="numpy")
 
-@njit(cache=True)
-def lstm_state(gates, neg_g, c_prev, m, c):
-    """On entry ``gates`` holds exp(-pre-activation) and ``neg_g`` = tanh(-candidate pre-activation); on exit
-    gates = [i, f, g, o] = [sig, sig, tanh, sig](pre-activation), and c = f*c_prev + i*g (c_prev on masked
-    rows)."""
-    batch, units = c.shape
+
+@kernel
+def _copy(dst, src):
+    """dst = src for two rows (an explicit loop: numba's slice assignment is twice as slow)."""
+    for j in range(dst.size):
+        dst[j] = src[j]
+
+
+@kernel
+def _zero(dst):
+    for j in range(dst.size):
+        dst[j] = 0
+
+
+# ------------------------------------------------------------------------------------- forward ---
+
+
+@kernel
+def _next_state(h, Hp, s_next, b):
+    """Hp[b, s_next] = h, the state the next input step is processed from (none after the last: -1)."""
+    if s_next >= 0:
+        _copy(Hp[b, s_next], h)
+
+
+@kernel
+def negated_preactivations(rec, z, s, out, t):
+    """out[t, :, :w] = -(rec + z[:, s, :w]) for ``rec`` = h_prev @ R of width w: the argument of exp(-x)
+    (and of tanh(-x))."""
+    batch, width = rec.shape
     for b in range(batch):
+        r, x, o = rec[b], z[b, s], out[t, b]
+        for j in range(width):
+            o[j] = -(r[j] + x[j])
+
+
+@kernel
+def sigmoids_in_place(e):
+    """e = 1 / (1 + e): sigmoid(x) from e = exp(-x)."""
+    one = e.dtype.type(1)
+    for j in range(e.size):
+        e[j] = one / (one + e[j])
+
+
+@kernel
+def lstm_state(gates, neg_g, C, c0, mask, t, s):
+    """On entry ``gates[t]`` holds exp(-pre-activation) and ``neg_g`` = tanh(-candidate pre-activation); on
+    exit gates[t] = [i, f, g, o] = [sig, sig, tanh, sig](pre-activation), and C[:, t] holds the new cell
+    state c = f*c_prev + i*g (c_prev on masked rows)."""
+    batch, units = neg_g.shape
+    for b in range(batch):
+        row = gates[t, b]
+        sigmoids_in_place(row)  # the candidate's column too, overwritten below
+        i, f, g = row[:units], row[units:2 * units], row[2 * units:3 * units]
+        ng, c = neg_g[b], C[b, t]
+        c_prev = C[b, t - 1] if t > 0 else c0[b]
         for u in range(units):
-            i = 1.0 / (1.0 + gates[b, u])
-            f = 1.0 / (1.0 + gates[b, units + u])
-            g = -neg_g[b, u]
-            gates[b, u] = i
-            gates[b, units + u] = f
-            gates[b, 2 * units + u] = g
-            gates[b, 3 * units + u] = 1.0 / (1.0 + gates[b, 3 * units + u])
-            c[b, u] = f * c_prev[b, u] + i * g if m[b] else c_prev[b, u]
-
-
-@njit(cache=True)
-def lstm_output(gates, tc, h_prev, m, h):
-    """h = o * tanh(c) (h_prev on masked rows)."""
-    batch, units = h.shape
-    for b in range(batch):
-        if not m[b]:
+            g[u] = -ng[u]
+        if mask[b, s]:
             for u in range(units):
-                h[b, u] = h_prev[b, u]
-            continue
-        for u in range(units):
-            h[b, u] = gates[b, 3 * units + u] * tc[b, u]
+                c[u] = f[u] * c_prev[u] + i[u] * g[u]
+        else:
+            _copy(c, c_prev)
 
 
-@njit(cache=True)
-def lstm_backward(dh_out, dc_out, drec_h, dh_pass, dc_carry, gates, tc_all, c_prev, m, dz):
-    """dz = cotangent of the step's gate pre-activations. On entry ``drec_h`` is the cotangent reaching
-    this step's h through the next step's ``h @ R``, ``dh_pass``/``dc_carry`` what reaches it directly;
-    on exit ``dh_pass``/``dc_carry`` hold what reaches h_prev/c_prev other than through ``h_prev @ R``."""
-    batch, units = c_prev.shape
+@kernel
+def lstm_output(gates, tc, Hp, H, mask, t, s, s_next):
+    """h = o * tanh(c) (h_prev on masked rows), into H[:, t] and Hp[:, s_next], given tc = tanh(C[:, t])."""
+    batch, units = tc.shape
     for b in range(batch):
-        for u in range(units):
-            dh = dh_out[b, u] + drec_h[b, u] + dh_pass[b, u]
-            dcc = dc_out[b, u] + dc_carry[b, u]
-            if not m[b]:
-                for k in range(4):
-                    dz[b, k * units + u] = 0.0
-                dh_pass[b, u] = dh
-                dc_carry[b, u] = dcc
-                continue
-            i = gates[b, u]
-            f = gates[b, units + u]
-            g = gates[b, 2 * units + u]
-            o = gates[b, 3 * units + u]
-            tc = tc_all[b, u]
-            dcc += dh * o * (1.0 - tc * tc)
-            dz[b, u] = dcc * g * i * (1.0 - i)
-            dz[b, units + u] = dcc * c_prev[b, u] * f * (1.0 - f)
-            dz[b, 2 * units + u] = dcc * i * (1.0 - g * g)
-            dz[b, 3 * units + u] = dh * tc * o * (1.0 - o)
-            dh_pass[b, u] = 0.0
-            dc_carry[b, u] = dcc * f
-
-
-@njit(cache=True)
-def gru_candidate(zt, neg_rec, saved):
-    """reset_after=True. On entry saved[:, :2U] holds exp(-pre-activation) of z and r, ``neg_rec`` is
-    -(h_prev @ R + recurrent bias). Writes saved = [z, r, x_h + r * rec_h, rec_h]."""
-    batch = saved.shape[0]
-    units = saved.shape[1] // 4
-    for b in range(batch):
-        for u in range(units):
-            saved[b, u] = 1.0 / (1.0 + saved[b, u])
-            r = 1.0 / (1.0 + saved[b, units + u])
-            rh = -neg_rec[b, 2 * units + u]
-            saved[b, units + u] = r
-            saved[b, 3 * units + u] = rh
-            saved[b, 2 * units + u] = zt[b, 2 * units + u] + r * rh
-
-
-@njit(cache=True)
-def gru_v1_gates(saved, h_prev):
-    """reset_after=False. On entry saved[:, :2U] holds exp(-pre-activation) of z and r. Writes
-    saved = [z, r, ., r * h_prev]."""
-    batch, units = h_prev.shape
-    for b in range(batch):
-        for u in range(units):
-            saved[b, u] = 1.0 / (1.0 + saved[b, u])
-            r = 1.0 / (1.0 + saved[b, units + u])
-            saved[b, units + u] = r
-            saved[b, 3 * units + u] = r * h_prev[b, u]
-
-
-@njit(cache=True)
-def gru_state(saved, h_prev, m, h):
-    """h = z * h_prev + (1 - z) * hh from saved = [z, r, hh, .] (h_prev on masked rows)."""
-    batch, units = h.shape
-    for b in range(batch):
-        if not m[b]:
+        h = H[b, t]
+        if mask[b, s]:
+            o, tcb = gates[t, b, 3 * units:], tc[b]
             for u in range(units):
-                h[b, u] = h_prev[b, u]
-            continue
-        for u in range(units):
-            z = saved[b, u]
-            h[b, u] = z * h_prev[b, u] + (1.0 - z) * saved[b, 2 * units + u]
+                h[u] = o[u] * tcb[u]
+        else:
+            _copy(h, Hp[b, s])
+        _next_state(h, Hp, s_next, b)
 
 
-@njit(cache=True)
-def gru_backward(dh_out, drec_h, dh_pass, saved, h_prev, m, dz, drec):
-    """Backward of gru_forward: dz for the input pre-activations, drec for ``h_prev @ R + bias``."""
-    batch, units = h_prev.shape
+@kernel
+def gru_gate_inputs(rec, rb, z, saved, t, s):
+    """reset_after=True. On entry ``rec`` = h_prev @ R; on exit rec = h_prev @ R + rb and
+    saved[t, :, :2U] = -(pre-activations of z and r)."""
+    batch, width = rec.shape
+    units = width // 3
     for b in range(batch):
-        for u in range(units):
-            dh = dh_out[b, u] + drec_h[b, u] + dh_pass[b, u]
-            if not m[b]:
-                for k in range(3):
-                    dz[b, k * units + u] = 0.0
-                    drec[b, k * units + u] = 0.0
-                dh_pass[b, u] = dh
-                continue
-            z = saved[b, u]
-            r = saved[b, units + u]
-            hh = saved[b, 2 * units + u]
-            rh = saved[b, 3 * units + u]
-            dpre_h = dh * (1.0 - z) * (1.0 - hh * hh)
-            dpre_z = dh * (h_prev[b, u] - hh) * z * (1.0 - z)
-            dpre_r = dpre_h * rh * r * (1.0 - r)
-            dz[b, u] = dpre_z
-            dz[b, units + u] = dpre_r
-            dz[b, 2 * units + u] = dpre_h
-            drec[b, u] = dpre_z
-            drec[b, units + u] = dpre_r
-            drec[b, 2 * units + u] = dpre_h * r
-            dh_pass[b, u] = dh * z
+        r = rec[b]
+        for j in range(width):
+            r[j] += rb[j]
+        x, o = z[b, s], saved[t, b]
+        for j in range(2 * units):
+            o[j] = -(r[j] + x[j])
 
 
-@njit(cache=True)
-def gru_v1_backward_state(dh_out, drec_h, dh_pass, saved, h_prev, m, dz):
-    """reset_after=False backward, first half: dz of the z and h gates; dh_pass = dh * z."""
-    batch, units = h_prev.shape
+@kernel
+def gru_candidate(z, rec, saved, t, s):
+    """reset_after=True. On entry saved[t, :, :2U] holds exp(-pre-activation) of z and r, ``rec`` is
+    h_prev @ R + rb. Writes saved[t] = [z, r, x_h + r * rec_h, rec_h]."""
+    batch = rec.shape[0]
+    units = rec.shape[1] // 3
     for b in range(batch):
+        row = saved[t, b]
+        sigmoids_in_place(row[:2 * units])
+        r, hh, rh = row[units:2 * units], row[2 * units:3 * units], row[3 * units:]
+        rec_h, x_h = rec[b, 2 * units:], z[b, s, 2 * units:]
+        _copy(rh, rec_h)
         for u in range(units):
-            dh = dh_out[b, u] + drec_h[b, u] + dh_pass[b, u]
-            if not m[b]:
-                for k in range(3):
-                    dz[b, k * units + u] = 0.0
-                dh_pass[b, u] = dh
-                continue
-            z = saved[b, u]
-            hh = saved[b, 2 * units + u]
-            dz[b, u] = dh * (h_prev[b, u] - hh) * z * (1.0 - z)
-            dz[b, 2 * units + u] = dh * (1.0 - z) * (1.0 - hh * hh)
-            dh_pass[b, u] = dh * z
+            hh[u] = x_h[u] + r[u] * rec_h[u]
 
 
-@njit(cache=True)
-def gru_v1_backward_gates(d_rh, dh_pass, saved, h_prev, m, dz):
-    """reset_after=False backward, second half, given d_rh = dz_h @ R_h.T: dz of the r gate."""
-    batch, units = h_prev.shape
+@kernel
+def gru_v1_reset(saved, Hp, t, s):
+    """reset_after=False. On entry saved[t, :, :2U] holds exp(-pre-activation) of z and r; on exit
+    saved[t] = [z, r, ., r * h_prev]."""
+    batch, units = Hp.shape[0], Hp.shape[2]
     for b in range(batch):
-        if not m[b]:
+        row = saved[t, b]
+        sigmoids_in_place(row[:2 * units])
+        r, rh, h_prev = row[units:2 * units], row[3 * units:], Hp[b, s]
+        for u in range(units):
+            rh[u] = r[u] * h_prev[u]
+
+
+@kernel
+def gru_v1_candidate(z, rh_R, saved, t, s):
+    """reset_after=False: saved[t, :, 2U:3U] = x_h + (r * h_prev) @ R_h, the candidate's pre-activation."""
+    batch, units = rh_R.shape
+    for b in range(batch):
+        x_h, p, hh = z[b, s, 2 * units:], rh_R[b], saved[t, b, 2 * units:3 * units]
+        for u in range(units):
+            hh[u] = x_h[u] + p[u]
+
+
+@kernel
+def gru_state(saved, Hp, H, mask, t, s, s_next):
+    """h = z * h_prev + (1 - z) * hh from saved[t] = [z, r, hh, .] (h_prev on masked rows), into H[:, t] and
+    Hp[:, s_next]."""
+    batch, units = Hp.shape[0], Hp.shape[2]
+    one = saved.dtype.type(1)
+    for b in range(batch):
+        h, h_prev = H[b, t], Hp[b, s]
+        if mask[b, s]:
+            zg, hh = saved[t, b, :units], saved[t, b, 2 * units:3 * units]
             for u in range(units):
-                dz[b, units + u] = 0.0
+                h[u] = zg[u] * h_prev[u] + (one - zg[u]) * hh[u]
+        else:
+            _copy(h, h_prev)
+        _next_state(h, Hp, s_next, b)
+
+
+@kernel
+def simple_preactivation(rec, z, s):
+    """rec = h_prev @ R + z[:, s] in place, the SimpleRNN pre-activation."""
+    batch, units = rec.shape
+    for b in range(batch):
+        r, x = rec[b], z[b, s]
+        for u in range(units):
+            r[u] += x[u]
+
+
+@kernel
+def masked_state(new, Hp, H, mask, t, s, s_next):
+    """h = new, or h_prev on masked rows, into H[:, t] and Hp[:, s_next]."""
+    for b in range(new.shape[0]):
+        h = H[b, t]
+        _copy(h, new[b] if mask[b, s] else Hp[b, s])
+        _next_state(h, Hp, s_next, b)
+
+
+# ------------------------------------------------------------------------------------ backward ---
+# Each backward kernel takes ``drec_h``, the cotangent reaching the step's h through the next step's
+# ``h @ R``, and ``dh_pass`` (``dc_carry``), what reaches it directly; it leaves in them what reaches h_prev
+# (c_prev) other than through ``h_prev @ R``. It writes the step's pre-activation cotangents into ``dz``
+# (batch, T, ...) at the input step; the GRUs also the cotangent of the recurrent product where it differs
+# from dz (reset_after=True) or is used in blocks (reset_after=False).
+
+
+@kernel
+def _total_state_cotangent(dH, drec_h, dh_pass, t, b):
+    """dh_pass[b] = dH[b, t] + drec_h[b] + dh_pass[b]: all that reaches the step's h."""
+    dh, d_out, d_rec = dh_pass[b], dH[b, t], drec_h[b]
+    for u in range(dh.size):
+        dh[u] = d_out[u] + d_rec[u] + dh[u]
+
+
+@kernel
+def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, C, c0, mask, t, s, dz):
+    """Given tc = tanh(C[:, t])."""
+    batch, units = drec_h.shape
+    one = gates.dtype.type(1)
+    for b in range(batch):
+        _total_state_cotangent(dH, drec_h, dh_pass, t, b)
+        dh, dcc, d_out = dh_pass[b], dc_carry[b], dC[b, t]
+        for u in range(units):
+            dcc[u] = d_out[u] + dcc[u]
+        d = dz[b, s]
+        if not mask[b, s]:
+            _zero(d)
             continue
+        i, f, g, o = gates[t, b, :units], gates[t, b, units:2 * units], gates[t, b, 2 * units:3 * units], \
+            gates[t, b, 3 * units:]
+        di, df, dg, do = d[:units], d[units:2 * units], d[2 * units:3 * units], d[3 * units:]
+        c = tc[b]
+        c_prev = C[b, t - 1] if t > 0 else c0[b]
         for u in range(units):
-            r = saved[b, units + u]
-            dz[b, units + u] = d_rh[b, u] * h_prev[b, u] * r * (1.0 - r)
-            dh_pass[b, u] += d_rh[b, u] * r
+            dcc[u] += dh[u] * o[u] * (one - c[u] * c[u])
+        for u in range(units):
+            do[u] = dh[u] * c[u] * o[u] * (one - o[u])
+        for u in range(units):
+            di[u] = dcc[u] * g[u] * i[u] * (one - i[u])
+        for u in range(units):
+            df[u] = dcc[u] * c_prev[u] * f[u] * (one - f[u])
+        for u in range(units):
+            dg[u] = dcc[u] * i[u] * (one - g[u] * g[u])
+        for u in range(units):
+            dcc[u] *= f[u]
+        _zero(dh)
 
 
-@njit(cache=True)
-def masked_state(new, h_prev, m, h):
-    """h = new, or h_prev on masked rows."""
-    batch, units = h.shape
+@kernel
+def gru_backward(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dRec, dRec_h, dz):
+    """reset_after=True: dz for the input pre-activations, ``dRec`` (batch, 3U) for the step's
+    ``h_prev @ R + rb``; its candidate part, the only one that differs from dz, also into dRec_h[:, s]."""
+    batch, units = drec_h.shape
+    one = saved.dtype.type(1)
     for b in range(batch):
-        src = new if m[b] else h_prev
+        _total_state_cotangent(dH, drec_h, dh_pass, t, b)
+        d, drec = dz[b, s], dRec[b]
+        if not mask[b, s]:
+            _zero(d)
+            _zero(drec)
+            _zero(dRec_h[b, s])
+            continue
+        dh, h_prev, row = dh_pass[b], Hp[b, s], saved[t, b]
+        zg, r, hh, rh = row[:units], row[units:2 * units], row[2 * units:3 * units], row[3 * units:]
+        dpz, dpr, dph = d[:units], d[units:2 * units], d[2 * units:]
         for u in range(units):
-            h[b, u] = src[b, u]
+            dph[u] = dh[u] * (one - zg[u]) * (one - hh[u] * hh[u])
+        for u in range(units):
+            dpz[u] = dh[u] * (h_prev[u] - hh[u]) * zg[u] * (one - zg[u])
+        for u in range(units):
+            dpr[u] = dph[u] * rh[u] * r[u] * (one - r[u])
+        _copy(drec[:2 * units], d[:2 * units])
+        drh = drec[2 * units:]
+        for u in range(units):
+            drh[u] = dph[u] * r[u]
+        _copy(dRec_h[b, s], drh)
+        for u in range(units):
+            dh[u] *= zg[u]
 
 
-@njit(cache=True)
-def simple_backward(dh_out, drec_h, dh_pass, h, m, dz):
-    batch, units = h.shape
+@kernel
+def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dZs):
+    """reset_after=False backward, first half: dZs[t] of the z and h gates; dh_pass = dh * z."""
+    batch, units = drec_h.shape
+    one = saved.dtype.type(1)
     for b in range(batch):
+        _total_state_cotangent(dH, drec_h, dh_pass, t, b)
+        d = dZs[t, b]
+        if not mask[b, s]:
+            _zero(d)
+            continue
+        dh, h_prev, row = dh_pass[b], Hp[b, s], saved[t, b]
+        zg, hh = row[:units], row[2 * units:3 * units]
+        dpz, dph = d[:units], d[2 * units:]
         for u in range(units):
-            dh = dh_out[b, u] + drec_h[b, u] + dh_pass[b, u]
-            if not m[b]:
-                dz[b, u] = 0.0
-                dh_pass[b, u] = dh
-            else:
-                dz[b, u] = dh * (1.0 - h[b, u] * h[b, u])
-                dh_pass[b, u] = 0.0
+            dpz[u] = dh[u] * (h_prev[u] - hh[u]) * zg[u] * (one - zg[u])
+        for u in range(units):
+            dph[u] = dh[u] * (one - zg[u]) * (one - hh[u] * hh[u])
+        for u in range(units):
+            dh[u] *= zg[u]
+
+
+@kernel
+def gru_v1_backward_gates(d_rh, dh_pass, saved, Hp, mask, t, s, dZs, dz):
+    """reset_after=False backward, second half, given d_rh = dz_h @ R_h.T: dZs[t] of the r gate, and the
+    step's cotangents copied to dz[:, s]."""
+    batch, units = d_rh.shape
+    one = saved.dtype.type(1)
+    for b in range(batch):
+        if mask[b, s]:
+            r, h_prev, dr, dh = saved[t, b, units:2 * units], Hp[b, s], d_rh[b], dh_pass[b]
+            dpr = dZs[t, b, units:2 * units]
+            for u in range(units):
+                dpr[u] = dr[u] * h_prev[u] * r[u] * (one - r[u])
+            for u in range(units):
+                dh[u] += dr[u] * r[u]
+        _copy(dz[b, s], dZs[t, b])
+
+
+@kernel
+def simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz):
+    batch, units = drec_h.shape
+    one = H.dtype.type(1)
+    for b in range(batch):
+        _total_state_cotangent(dH, drec_h, dh_pass, t, b)
+        d = dz[b, s]
+        if not mask[b, s]:
+            _zero(d)
+        else:
+            dh, h = dh_pass[b], H[b, t]
+            for u in range(units):
+                d[u] = dh[u] * (one - h[u] * h[u])
+            _zero(dh)

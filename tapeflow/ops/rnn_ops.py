@@ -13,14 +13,16 @@ with h = z*h_prev + (1-z)*hh for the GRUs. ``mask`` (batch, steps) bool: a
 masked step keeps the state. ``go_backwards`` reads the steps last to first.
 Outputs, in processing order: the states h of every step (batch, steps,
 units), the cell states c (LSTM; (batch, steps, 0) otherwise), and a reserve
-of gate values for the backward. Unused inputs are empty: rb (0,) and
-c0 (batch, 0).
+(one flat buffer, see ``_reserve_layout``) of states and gate
+values for the backward. Unused inputs are empty: rb (0,) and c0 (batch, 0).
 
-The backward ``RNNSequenceGrad`` is one op too (a numba kernel per step and
-one BLAS call for each recurrent product, then one for the weight gradient of
-all steps). Its own gradient differentiates ``sequence_by_steps`` (the same
-recurrence written with ordinary ops) under an inner tape, so second and
-higher orders work.
+Per step, the forward makes one BLAS call for ``h @ R`` into a preallocated
+buffer, numpy's vectorised exp and tanh, and numba kernels for the rest
+(``tapeflow/kernels/rnn.py``). The backward ``RNNSequenceGrad`` is one op too:
+per step a kernel and one BLAS call for the cotangent through ``h_prev @ R``,
+then one matmul over all steps for the recurrent weights' gradient. Its own
+gradient differentiates ``sequence_by_steps`` (the same recurrence written
+with ordinary ops) under an inner tape, so second and higher orders work.
 """
 import numpy as np
 
@@ -70,70 +72,95 @@ def _step_index(t, steps, go_backwards):
     return steps - 1 - t if go_backwards else t
 
 
-def _reserve_width(cell, units):
-    """Per step and row, what the forward keeps for the backward: LSTM [i, f, g, o, tanh(c)],
-    GRU [z, r, hh, h_prev @ R_h + rb_h], GRU v1 [z, r, hh, r * h_prev], SimpleRNN nothing (h itself)."""
-    return {"lstm": 5, "gru": 4, "gru_v1": 4, "simple": 0}[cell] * units
+def _reserve_layout(cell, steps, batch, units):
+    """What the forward keeps for the backward, as (name, shape) parts of one flat buffer: Hp, at [:, s] the
+    state input step s was processed from; per processing step, the LSTM's gates [i, f, g, o] (tanh(c) is
+    recomputed: cheaper than a trip through memory), the GRU's [z, r, hh, h_prev @ R_h + rb_h]
+    (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
+    T, B, U = steps, batch, units
+    parts = [("Hp", (B, T, U))]
+    if cell == "lstm":
+        parts.append(("gates", (T, B, 4 * U)))
+    elif cell in ("gru", "gru_v1"):
+        parts.append(("saved", (T, B, 4 * U)))
+    return parts
+
+
+def _reserve_size(layout):
+    return sum(int(np.prod(shape)) for _, shape in layout)
+
+
+def _reserve_views(reserve, layout):
+    views, start = {}, 0
+    for name, shape in layout:
+        size = int(np.prod(shape))
+        views[name] = reserve[start:start + size].reshape(shape)
+        start += size
+    return views
 
 
 @register_op("RNNSequence", num_outputs=3)
 def _rnn_sequence_fwd(z, R, rb, h0, c0, mask, cell, go_backwards):
     batch, steps, units, gates = _check(z, R, rb, h0, c0, mask, cell)
+    z, R, rb, h0, c0, mask = map(np.ascontiguousarray, (z, R, rb, h0, c0, mask))
     with np.errstate(over="ignore"):  # exp(-x) overflows to inf for very negative x: sigmoid is then 0
         return _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, gates)
 
 
 def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, gates):
-    """The loop over the steps. Sigmoid gates are computed as 1 / (1 + exp(-x)): the recurrent product is taken
-    with -R, so that numpy's exp applies directly to the negated pre-activations and a kernel finishes them."""
+    """The loop over the steps: per step one BLAS call for the recurrent product, numpy's exp and tanh, and
+    kernels for the rest. Sigmoid gates are computed as 1 / (1 + exp(-x)) from the negated pre-activations."""
     K = _kernels()
     dtype = z.dtype
     U = units
     H = np.empty((batch, steps, U), dtype)
     C = np.empty((batch, steps, U if cell == "lstm" else 0), dtype)
-    reserve = np.empty((steps, batch, _reserve_width(cell, U)), dtype)
-    rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product (negated where sigmoids follow)
+    layout = _reserve_layout(cell, steps, batch, U)
+    reserve = np.empty(_reserve_size(layout), dtype)
+    parts = _reserve_views(reserve, layout)
+    Hp = parts["Hp"]
+    if steps:
+        Hp[:, _step_index(0, steps, go_backwards)] = h0
+    saved = parts.get("saved")
+    rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product
     tmp = np.empty((batch, U), dtype)
-    neg_R = np.negative(R)
-    h_prev, c_prev = h0, c0
+    if cell == "lstm":
+        act, tc = parts["gates"], np.empty((batch, U), dtype)
     if cell == "gru_v1":
-        neg_R_zr, R_h = np.ascontiguousarray(neg_R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
+        R_zr, R_h = np.ascontiguousarray(R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
+        rec = rec[:, :2 * U]
     for t in range(steps):
         s = _step_index(t, steps, go_backwards)
-        zt, m, saved = z[:, s], mask[:, s], reserve[t]
+        s_next = _step_index(t + 1, steps, go_backwards) if t + 1 < steps else -1
         if cell == "lstm":
-            act = saved[:, :4 * U]
-            np.matmul(h_prev, neg_R, out=act)
-            np.subtract(act, zt, out=act)                   # -(pre-activations)
-            np.tanh(act[:, 2 * U:3 * U], out=tmp)            # -g
-            np.exp(act, out=act)
-            K.lstm_state(act, tmp, c_prev, m, C[:, t])
-            np.tanh(C[:, t], out=saved[:, 4 * U:])
-            K.lstm_output(act, saved[:, 4 * U:], h_prev, m, H[:, t])
-            c_prev = C[:, t]
+            np.matmul(Hp[:, s], R, out=rec)
+            K.negated_preactivations(rec, z, s, act, t)
+            np.tanh(act[t, :, 2 * U:3 * U], out=tmp)              # -g
+            np.exp(act[t], out=act[t])
+            K.lstm_state(act, tmp, C, c0, mask, t, s)
+            np.tanh(C[:, t], out=tc)
+            K.lstm_output(act, tc, Hp, H, mask, t, s, s_next)
         elif cell == "gru":
-            np.matmul(h_prev, neg_R, out=rec)
-            rec -= rb
-            np.subtract(rec[:, :2 * U], zt[:, :2 * U], out=saved[:, :2 * U])
-            np.exp(saved[:, :2 * U], out=saved[:, :2 * U])
-            K.gru_candidate(zt, rec, saved)
-            np.tanh(saved[:, 2 * U:3 * U], out=saved[:, 2 * U:3 * U])
-            K.gru_state(saved, h_prev, m, H[:, t])
+            np.matmul(Hp[:, s], R, out=rec)
+            K.gru_gate_inputs(rec, rb, z, saved, t, s)
+            np.exp(saved[t, :, :2 * U], out=saved[t, :, :2 * U])
+            K.gru_candidate(z, rec, saved, t, s)
+            np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
+            K.gru_state(saved, Hp, H, mask, t, s, s_next)
         elif cell == "gru_v1":
-            np.matmul(h_prev, neg_R_zr, out=rec[:, :2 * U])
-            np.subtract(rec[:, :2 * U], zt[:, :2 * U], out=saved[:, :2 * U])
-            np.exp(saved[:, :2 * U], out=saved[:, :2 * U])
-            K.gru_v1_gates(saved, h_prev)
-            np.matmul(saved[:, 3 * U:], R_h, out=tmp)
-            np.add(zt[:, 2 * U:], tmp, out=saved[:, 2 * U:3 * U])
-            np.tanh(saved[:, 2 * U:3 * U], out=saved[:, 2 * U:3 * U])
-            K.gru_state(saved, h_prev, m, H[:, t])
+            np.matmul(Hp[:, s], R_zr, out=rec)
+            K.negated_preactivations(rec, z, s, saved, t)
+            np.exp(saved[t, :, :2 * U], out=saved[t, :, :2 * U])
+            K.gru_v1_reset(saved, Hp, t, s)
+            np.matmul(saved[t, :, 3 * U:], R_h, out=tmp)
+            K.gru_v1_candidate(z, tmp, saved, t, s)
+            np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
+            K.gru_state(saved, Hp, H, mask, t, s, s_next)
         else:
-            np.matmul(h_prev, R, out=rec)
-            rec += zt
+            np.matmul(Hp[:, s], R, out=rec)
+            K.simple_preactivation(rec, z, s)
             np.tanh(rec, out=rec)
-            K.masked_state(rec, h_prev, m, H[:, t])
-        h_prev = H[:, t]
+            K.masked_state(rec, Hp, H, mask, t, s, s_next)
     return H, C, reserve
 
 
@@ -142,56 +169,70 @@ def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, 
     batch, steps, units, gates = _check(z, R, rb, h0, c0, mask, cell)
     state_shape = (batch, steps, units)
     cell_state_shape = (batch, steps, units if cell == "lstm" else 0)
-    reserve_shape = (steps, batch, _reserve_width(cell, units))
+    layout = _reserve_layout(cell, steps, batch, units)
     for name, a, shape in (("H", H, state_shape), ("dH", dH, state_shape), ("C", C, cell_state_shape),
-                           ("dC", dC, cell_state_shape), ("reserve", reserve, reserve_shape)):
+                           ("dC", dC, cell_state_shape), ("reserve", reserve, (_reserve_size(layout),))):
         if a.shape != shape or a.dtype != z.dtype:
             raise InvalidArgumentError(f"RNNSequenceGrad: {name} has shape {a.shape} ({a.dtype}), expected {shape} "
                                        f"({z.dtype})")
+    c0, mask, H, C, reserve, dH, dC = map(np.ascontiguousarray, (c0, mask, H, C, reserve, dH, dC))
+    return _backward(R, c0, mask, H, C, _reserve_views(reserve, layout), dH, dC, cell, go_backwards,
+                     batch, steps, units, gates)
+
+
+def _backward(R, c0, mask, H, C, parts, dH, dC, cell, go_backwards, batch, steps, units, gates):
+    """The loop over the steps in reverse: per step a kernel for the elementwise backward and one BLAS call
+    for the cotangent reaching h_prev through h_prev @ R; then the weight gradient of all steps as one matmul
+    of the states each step started from and the cotangents of its recurrent product."""
     K = _kernels()
-    dtype = z.dtype
-    dZ = np.empty((batch, steps, gates * units), dtype)      # in processing order
-    dRec = np.empty_like(dZ) if cell == "gru" else dZ        # cotangent of h @ R (+ rb) per step
-    drec_h = np.zeros((batch, units), dtype)
-    dh_pass = np.zeros((batch, units), dtype)
-    dc_carry = np.zeros((batch, units if cell == "lstm" else 0), dtype)
+    dtype = dH.dtype
+    U = units
+    dz = np.empty((batch, steps, gates * U), dtype)          # in input order
+    Hp = parts["Hp"]
+    if cell == "gru":        # the step's cotangent of h_prev @ R + rb, and its candidate part for all steps
+        dRec, dRec_h = np.empty((batch, 3 * U), dtype), np.empty((batch, steps, U), dtype)
+    elif cell == "gru_v1":   # in processing order
+        dZs = np.empty((steps, batch, gates * U), dtype)
+    drec_h = np.zeros((batch, U), dtype)
+    dh_pass = np.zeros((batch, U), dtype)
+    dc_carry = np.zeros((batch, U if cell == "lstm" else 0), dtype)
     RT = np.ascontiguousarray(R.T)
     if cell == "gru_v1":
-        R_zrT = np.ascontiguousarray(R[:, :2 * units].T)
-        R_hT = np.ascontiguousarray(R[:, 2 * units:].T)
-        d_rh = np.empty((batch, units), dtype)
+        R_zrT = np.ascontiguousarray(R[:, :2 * U].T)
+        R_hT = np.ascontiguousarray(R[:, 2 * U:].T)
+        d_rh = np.empty((batch, U), dtype)
+    tc = np.empty((batch, U), dtype)
     for t in range(steps - 1, -1, -1):
         s = _step_index(t, steps, go_backwards)
-        m = mask[:, s]
-        h_prev = H[:, t - 1] if t else h0
         if cell == "lstm":
-            c_prev = C[:, t - 1] if t else c0
-            K.lstm_backward(dH[:, t], dC[:, t], drec_h, dh_pass, dc_carry, reserve[t], reserve[t, :, 4 * units:],
-                            c_prev, m, dZ[:, t])
-            np.matmul(dZ[:, t], RT, out=drec_h)
+            np.tanh(C[:, t], out=tc)
+            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], tc, C, c0, mask, t, s, dz)
+            np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
-            K.gru_backward(dH[:, t], drec_h, dh_pass, reserve[t], h_prev, m, dZ[:, t], dRec[:, t])
-            np.matmul(dRec[:, t], RT, out=drec_h)
+            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dRec, dRec_h, dz)
+            np.matmul(dRec, RT, out=drec_h)
         elif cell == "gru_v1":
-            K.gru_v1_backward_state(dH[:, t], drec_h, dh_pass, reserve[t], h_prev, m, dZ[:, t])
-            np.matmul(dZ[:, t, 2 * units:], R_hT, out=d_rh)
-            K.gru_v1_backward_gates(d_rh, dh_pass, reserve[t], h_prev, m, dZ[:, t])
-            np.matmul(dZ[:, t, :2 * units], R_zrT, out=drec_h)
+            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dZs)
+            np.matmul(dZs[t, :, 2 * U:], R_hT, out=d_rh)
+            K.gru_v1_backward_gates(d_rh, dh_pass, parts["saved"], Hp, mask, t, s, dZs, dz)
+            np.matmul(dZs[t, :, :2 * U], R_zrT, out=drec_h)
         else:
-            K.simple_backward(dH[:, t], drec_h, dh_pass, H[:, t], m, dZ[:, t])
-            np.matmul(dZ[:, t], RT, out=drec_h)
+            K.simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz)
+            np.matmul(dz[:, s], RT, out=drec_h)
     dh0 = drec_h + dh_pass
-    dc0 = dc_carry
-    H_prev = np.concatenate([h0[:, None], H[:, :-1]], axis=1).reshape(-1, units)
-    flat = dRec.reshape(-1, gates * units)
-    if cell == "gru_v1":
-        rh = np.ascontiguousarray(reserve[:, :, 3 * units:].transpose(1, 0, 2)).reshape(-1, units)
-        dR = np.concatenate([H_prev.T @ flat[:, :2 * units], rh.T @ flat[:, 2 * units:]], axis=1)
+    H_prev = Hp.reshape(-1, U)
+    flat = dz.reshape(-1, gates * U)
+    drb = np.zeros((0,), dtype)
+    if cell == "gru":
+        dRec_h = dRec_h.reshape(-1, U)
+        dR = np.concatenate([H_prev.T @ flat[:, :2 * U], H_prev.T @ dRec_h], axis=1)
+        drb = np.concatenate([flat[:, :2 * U].sum(axis=0), dRec_h.sum(axis=0)])
+    elif cell == "gru_v1":
+        rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
+        dR = np.concatenate([H_prev.T @ flat[:, :2 * U], rh.T @ dZs.reshape(-1, gates * U)[:, 2 * U:]], axis=1)
     else:
         dR = H_prev.T @ flat
-    drb = flat.sum(axis=0) if cell == "gru" else np.zeros((0,), dtype)
-    dz = dZ[:, ::-1] if go_backwards else dZ
-    return np.ascontiguousarray(dz), dR, drb, dh0, dc0
+    return dz, dR, drb, dh0, dc_carry
 
 
 @register_batching_rule("RNNSequence")
