@@ -5,6 +5,24 @@ from ..serialization_lib import serialize_keras_object
 from .dropout_rnn_cell import DropoutRNNCell, check_rate
 
 
+def set_weight_arguments(cell, kernel_initializer, recurrent_initializer, bias_initializer, kernel_regularizer,
+                         recurrent_regularizer, bias_regularizer, kernel_constraint, recurrent_constraint,
+                         bias_constraint, dropout, recurrent_dropout, seed):
+    """The arguments every recurrent cell (dense or convolutional) takes for its kernels, bias and dropout."""
+    cell.kernel_initializer = initializers.get(kernel_initializer)
+    cell.recurrent_initializer = initializers.get(recurrent_initializer)
+    cell.bias_initializer = initializers.get(bias_initializer)
+    cell.kernel_regularizer = regularizers.get(kernel_regularizer)
+    cell.recurrent_regularizer = regularizers.get(recurrent_regularizer)
+    cell.bias_regularizer = regularizers.get(bias_regularizer)
+    cell.kernel_constraint = constraints.get(kernel_constraint)
+    cell.recurrent_constraint = constraints.get(recurrent_constraint)
+    cell.bias_constraint = constraints.get(bias_constraint)
+    cell.dropout = check_rate("dropout", dropout)
+    cell.recurrent_dropout = check_rate("recurrent_dropout", recurrent_dropout)
+    cell.seed = seed
+
+
 class BuiltinCell(DropoutRNNCell, Layer):
     """``gates`` blocks of ``units`` columns in kernel (input_dim, gates*units) and recurrent_kernel."""
     gates = 1
@@ -21,18 +39,9 @@ class BuiltinCell(DropoutRNNCell, Layer):
         self.units = units
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
-        self.dropout = check_rate("dropout", dropout)
-        self.recurrent_dropout = check_rate("recurrent_dropout", recurrent_dropout)
-        self.seed = seed
+        set_weight_arguments(self, kernel_initializer, recurrent_initializer, bias_initializer, kernel_regularizer,
+                             recurrent_regularizer, bias_regularizer, kernel_constraint, recurrent_constraint,
+                             bias_constraint, dropout, recurrent_dropout, seed)
         self.state_size = units
         self.output_size = units
         self.__dict__["_dropout_mask"] = None

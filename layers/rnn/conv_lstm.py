@@ -17,14 +17,15 @@ import numpy as np
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import array_ops, conv_ops, math_ops
 
-from .. import activations, constraints, initializers, regularizers
+from .. import activations
 from ..argument_validation import (conv_output_length, standardize_data_format, standardize_padding,
                                    standardize_tuple, tf_data_format)
 from ..convolutional.base_conv import add_bias, check_filters, check_strides_and_dilation
 from ..input_spec import InputSpec
 from ..layer import Layer, deserialize_nested_objects
 from ..serialization_lib import serialize_keras_object
-from .dropout_rnn_cell import DropoutRNNCell, check_rate
+from .cell_base import set_weight_arguments
+from .dropout_rnn_cell import DropoutRNNCell
 from .lstm import _UnitForgetBias
 from .rnn import RNN
 
@@ -57,19 +58,10 @@ class ConvLSTMCell(DropoutRNNCell, Layer):
         self.activation = activations.get(activation)
         self.recurrent_activation = activations.get(recurrent_activation)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.recurrent_initializer = initializers.get(recurrent_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
         self.unit_forget_bias = bool(unit_forget_bias)
-        self.kernel_regularizer = regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = constraints.get(kernel_constraint)
-        self.recurrent_constraint = constraints.get(recurrent_constraint)
-        self.bias_constraint = constraints.get(bias_constraint)
-        self.dropout = check_rate("dropout", dropout)
-        self.recurrent_dropout = check_rate("recurrent_dropout", recurrent_dropout)
-        self.seed = seed
+        set_weight_arguments(self, kernel_initializer, recurrent_initializer, bias_initializer, kernel_regularizer,
+                             recurrent_regularizer, bias_regularizer, kernel_constraint, recurrent_constraint,
+                             bias_constraint, dropout, recurrent_dropout, seed)
         self.state_size = [filters, filters]
         self.output_size = filters
         self.__dict__["_dropout_mask"] = None
