@@ -7,7 +7,6 @@ seed again gives the next values of that stream, as in TensorFlow eager.
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.tensor import Tensor
 from .common import execute, int_list, no_gradient, register_op, to_tensor
 
 _state = {"global_seed": None, "rng": np.random.default_rng(), "streams": {}}
@@ -169,14 +168,3 @@ def dropout_mask(shape, rate, dtype=dtypes.float32, seed=None):
     """A random tensor of 0 (probability ``rate``) and 1/(1 - rate): multiply it into x for dropout."""
     return execute("DropoutMask", (), {"shape": int_list(shape), "rate": float(rate),
                                        "dtype": dtypes.as_dtype(dtype).name, "seed": _seed_attr(seed)})
-
-
-def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None):
-    gen = np.random.default_rng([int(s) for s in int_list(seed)])
-    return Tensor((gen.standard_normal(int_list(shape)) * stddev + mean).astype(_float_dtype(dtype)._np))
-
-
-def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, name=None):
-    gen = np.random.default_rng([int(s) for s in int_list(seed)])
-    maxval = 1 if maxval is None else maxval
-    return Tensor((gen.random(int_list(shape)) * (maxval - minval) + minval).astype(dtypes.as_dtype(dtype)._np))
