@@ -141,7 +141,7 @@ class Generator(Module):
         dtype = dtypes.as_dtype(dtype)
         if dtype.is_integer and maxval is None:
             raise ValueError("Must specify maxval for integer dtype %s" % dtype.name)
-        return stateless_random_ops.stateless_uniform(shape, self._read_and_skip(shape), minval, maxval, dtype)
+        return stateless_random_ops._uniform(shape, self._read_and_skip(shape), minval, maxval, dtype)
 
     def uniform_full_int(self, shape, dtype=dtypes.uint64, name=None):
         return stateless_random_ops.uniform_full_int(shape, self._read_and_skip(shape), dtype)

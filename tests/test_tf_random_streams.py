@@ -113,3 +113,45 @@ def test_a_generator_restored_from_a_tensorflow_checkpoint_continues_its_stream(
     tf.train.Checkpoint(gen=g).restore(os.path.join(FIXTURES, "generator_ckpt", "ckpt-1")).assert_consumed()
     same(g.state, "ckpt.state")
     same(g.normal([5]), "ckpt.after")
+
+
+@pytest.mark.parametrize("tag,seed", [("np", np.int64(5)), ("tensor", tf.constant(9, tf.int64)),
+                                      ("over192", 2 ** 200 + 7), ("u64max", 2 ** 64 - 1)])
+def test_seed_to_state_rules_are_tensorflows(tag, seed):
+    """A numpy or tensor integer becomes the key; a Python int its low 192 bits spread over the words."""
+    same(tf.random.Generator.from_seed(seed).state, f"gen.seed_{tag}.state")
+
+
+def test_the_128_bit_counter_carries_within_a_draw_and_when_the_state_moves_on():
+    g = tf.random.Generator.from_state([-1, 4, 9], "philox")
+    same(g.normal([12]), "gen.carry.normal")
+    same(g.state, "gen.carry.state")
+    g = tf.random.Generator.from_state([-512, 4, 9], "philox")
+    same(g.uniform([2]), "gen.carry_state.uniform")
+    same(g.state, "gen.carry_state.state")
+    same(g.normal([3]), "gen.carry_state.normal")
+    traced = tf.random.Generator.from_state([-512, 4, 9], "philox")
+    draw = tf.function(lambda: traced.uniform([2]))
+    same(draw(), "gen.carry_state.uniform")
+    same(traced.state, "gen.carry_state.state")
+
+
+def test_a_non_deterministic_generator_has_tensorflows_state_layout():
+    a, b = tf.random.Generator.from_non_deterministic_state(), tf.random.Generator.from_non_deterministic_state()
+    assert a.state.dtype == tf.int64 and a.state.shape == (3,) and a.algorithm == 1
+    assert a.state.numpy().tolist() != b.state.numpy().tolist()
+
+
+def test_what_tapeflow_does_not_draw_is_an_error_not_another_stream():
+    with pytest.raises(ValueError, match="not supported.*Philox"):
+        tf.random.stateless_normal([2], seed=[1, 2], alg="threefry")
+    with pytest.raises(ValueError, match="not supported.*Philox"):
+        tf.random.Generator.from_seed(1, alg="threefry")
+    with pytest.raises(ValueError, match="3 integers"):
+        tf.random.Generator.from_state([1, 2], "philox")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="two integers"):
+        tf.random.stateless_uniform([2], seed=[1, 2, 3])
+    with pytest.raises(ValueError, match="both minval and maxval"):
+        tf.random.stateless_uniform([2], seed=[1, 2], maxval=4, minval=None, dtype=tf.int32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="int8 are not supported"):
+        tf.random.stateless_uniform([2], seed=[1, 2], minval=0, maxval=4, dtype=tf.int8)

@@ -274,6 +274,7 @@ def _float_dtype(dtype, op):
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None, alg="auto_select"):
     """tf.random.stateless_normal: TensorFlow's Philox stream for ``seed`` (two integers)."""
     _check_alg(alg)
+    seed = _seed(seed)
     dtype = _float_dtype(dtype, "stateless_normal")
     return _scaled(standard_normal(shape, seed, dtype), stddev, mean, dtype)
 
@@ -281,6 +282,7 @@ def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, na
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None,
                                alg="auto_select"):
     _check_alg(alg)
+    seed = _seed(seed)
     dtype = _float_dtype(dtype, "stateless_truncated_normal")
     return _scaled(standard_normal(shape, seed, dtype, truncated=True), stddev, mean, dtype)
 
@@ -289,6 +291,11 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
     """Floats in [minval, maxval) (maxval defaults to 1); integers in [minval, maxval), or over every value of
     the dtype when both bounds are None."""
     _check_alg(alg)
+    return _uniform(shape, _seed(seed), minval, maxval, dtype)
+
+
+def _uniform(shape, seed, minval, maxval, dtype):
+    """stateless_uniform for a seed or a generator state."""
     dtype = dtypes.as_dtype(dtype)
     if dtype.is_integer:
         if minval is None and maxval is None:
