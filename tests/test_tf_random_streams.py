@@ -155,3 +155,36 @@ def test_what_tapeflow_does_not_draw_is_an_error_not_another_stream():
         tf.random.stateless_uniform([2], seed=[1, 2], maxval=4, minval=None, dtype=tf.int32)
     with pytest.raises(tf.errors.InvalidArgumentError, match="int8 are not supported"):
         tf.random.stateless_uniform([2], seed=[1, 2], minval=0, maxval=4, dtype=tf.int8)
+
+
+def stateful_session():
+    yield "uniform_a", tf.random.uniform([6])
+    yield "uniform_b", tf.random.uniform([6])
+    yield "uniform_s5_a", tf.random.uniform([6], seed=5)
+    yield "uniform_s5_b", tf.random.uniform([6], seed=5)
+    yield "normal_s5_a", tf.random.normal([5], seed=5)
+    yield "normal", tf.random.normal([3], mean=1.0, stddev=2.0)
+    yield "uniform_s5_c", tf.random.uniform([3], minval=-3.0, maxval=5.5, seed=5)
+    yield "normal_s5_b", tf.random.normal([5], seed=5)
+    yield "normal64_s5", tf.random.normal([4], seed=5, dtype=tf.float64)
+    yield "truncated_s3_a", tf.random.truncated_normal([7], seed=3)
+    yield "truncated_s3_b", tf.random.truncated_normal([7], seed=3)
+    yield "int_s4_a", tf.random.uniform([5], minval=2, maxval=9, dtype=tf.int32, seed=4)
+    yield "int_s4_b", tf.random.uniform([5], minval=2, maxval=9, dtype=tf.int32, seed=4)
+    yield "int64", tf.random.uniform([5], minval=-7, maxval=2 ** 40, dtype=tf.int64)
+
+
+def test_stateful_ops_after_set_seed_draw_tensorflows_eager_streams():
+    try:
+        tf.random.set_seed(None)
+        same(tf.random.uniform([4], seed=7), "stateful.no_global.uniform_s7")
+        tf.random.set_seed(1)
+        for name, value in stateful_session():
+            same(value, "stateful.g1." + name)
+        tf.random.set_seed(1)
+        same(tf.random.uniform([6], seed=5), "stateful.g1_again.uniform_s5")
+        tf.random.set_seed(0)
+        same(tf.random.uniform([4], seed=0), "stateful.g0.uniform_s0")
+        same(tf.random.uniform([4]), "stateful.g0.uniform")
+    finally:
+        tf.random.set_seed(None)
