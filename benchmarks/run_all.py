@@ -12,7 +12,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = ["tape_overhead.py", "op_dispatch.py", "mlp_train.py", "convnet_step.py", "jacobian.py", "hessian.py",
            "optimizers.py", "saving.py", "memory.py", "startup.py", "data_pipeline.py", "bench_rnn.py",
-           "bench_jit.py", "control_flow.py", "function_call.py"]
+           "bench_jit.py", "control_flow.py", "function_call.py", "bench_random.py"]
 MARK = "BENCH_ROW "
 
 

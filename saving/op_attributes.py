@@ -288,6 +288,7 @@ SCHEMAS = {
                                  "StatelessTruncatedStandardNormal", "StatelessGamma", "StatelessBinomial",
                                  "StatelessBeta")},
     "StatelessUniformInt": OpSchema(shape=shape, dtype=integer_dtype, minval=integer, maxval=integer),
+    "StatelessUniformFullInt": OpSchema(shape=shape, dtype=integer_dtype),
     "StatelessPermutation": OpSchema(n=count),
     "StatelessMultinomial": OpSchema(num_samples=count, dtype=integer_dtype),
     "StatelessDropoutMask": OpSchema(shape=shape, rate=number, dtype=floating_dtype),

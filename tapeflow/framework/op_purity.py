@@ -52,7 +52,7 @@ _OTHER = (
     # random numbers drawn from an explicit seed input: a function of it
     "StatelessBeta", "StatelessBinomial", "StatelessDropoutMask", "StatelessGamma", "StatelessMultinomial",
     "StatelessPermutation", "StatelessStandardNormal", "StatelessTruncatedStandardNormal",
-    "StatelessUniformInt", "StatelessUniformUnit",
+    "StatelessUniformFullInt", "StatelessUniformInt", "StatelessUniformUnit",
 )
 PURE_OPS = frozenset(_ELEMENTWISE_UNARY + _ELEMENTWISE_BINARY + _OTHER)
 

@@ -3,14 +3,27 @@
 ``set_seed(s)`` makes every later sequence of random ops reproducible. An
 op-level ``seed`` gives a stream of its own: calling the same op with the same
 seed again gives the next values of that stream, as in TensorFlow eager.
+
+normal, truncated_normal and uniform (floats and integers) draw TensorFlow's own numbers, as eager
+TensorFlow on CPU does: the pair (global seed, op seed) keys a Philox stream (key = global seed, counter
+high word = op seed) that each op type and dtype continues at every call, 256 counter blocks per value.
+An op without a seed takes a fresh op seed from ``random.Random(global seed)``; an op seed without a global
+seed uses TensorFlow's default global seed. shuffle, categorical and dropout_mask draw tapeflow's own
+numbers (numpy's PCG64), reproducible under the same contract.
 """
+import random as _py_random
+
 import numpy as np
 
 from ..framework import dtypes
-from ..framework.tensor import Tensor
 from .common import execute, int_list, no_gradient, register_op, to_tensor
+from .stateless_random_ops import (_normal_fwd as _philox_normal, _truncated_normal_fwd as _philox_truncated,
+                                   _uniform_fwd as _philox_uniform, _uniform_int_fwd as _philox_uniform_int)
 
-_state = {"global_seed": None, "rng": np.random.default_rng(), "streams": {}}
+_state = {"global_seed": None, "rng": np.random.default_rng(), "streams": {}, "op_seeds": None, "philox": {}}
+_DEFAULT_GLOBAL_SEED = 87654321
+_MAXINT32 = 2 ** 31 - 1
+_BLOCKS_PER_VALUE = 256
 
 
 def set_seed(seed):
@@ -18,6 +31,30 @@ def set_seed(seed):
     _state["global_seed"] = None if seed is None else int(seed)
     _state["rng"] = np.random.default_rng(seed)
     _state["streams"] = {}
+    _state["op_seeds"] = None if seed is None else _py_random.Random(int(seed))
+    _state["philox"] = {}
+
+
+def _seed_pair(seed):
+    """(global seed, op seed) of a stateful op, by TensorFlow's rules; random ones when neither is set."""
+    global_seed = _state["global_seed"]
+    if global_seed is None and seed is None:
+        return tuple(int(v) for v in _state["rng"].integers(0, 2 ** 63, size=2))
+    if global_seed is None:
+        global_seed = _DEFAULT_GLOBAL_SEED
+    op_seed = _state["op_seeds"].randint(0, _MAXINT32) if seed is None else int(seed)
+    if global_seed == 0 and op_seed == 0:
+        op_seed = _MAXINT32
+    return global_seed, op_seed
+
+
+def _philox_state(op_type, dtype, seed, shape):
+    """The Philox state (counter low, counter high, key) for this call, and the stream moved past it."""
+    global_seed, op_seed = _seed_pair(seed)
+    stream = (op_type, dtype, global_seed, op_seed)
+    position = _state["philox"].get(stream, 0)
+    _state["philox"][stream] = position + _BLOCKS_PER_VALUE * int(np.prod(shape, dtype=np.int64))
+    return np.array([position, op_seed, global_seed], np.uint64).view(np.int64)
 
 
 def get_global_generator():
@@ -57,31 +94,31 @@ def _is_number(v):
 
 # Random tensors are ops (with no gradient), not constants: a traced tf.function
 # re-runs them on every call instead of replaying the values seen while tracing.
+# Scaling by Python numbers happens in the output dtype, as TensorFlow multiplies and adds tensors.
 @register_op("RandomStandardNormal")
 def _normal_fwd(shape, dtype, seed, mean=0.0, stddev=1.0):
-    values = _generator(seed).standard_normal(shape)
-    return (values * stddev + mean).astype(dtypes.as_dtype(dtype)._np)
+    np_dtype = np.dtype(dtypes.as_dtype(dtype)._np).type
+    values = _philox_normal(_philox_state("RandomStandardNormal", dtype, seed, shape), shape, dtype)
+    return values * np_dtype(stddev) + np_dtype(mean)
 
 
 @register_op("TruncatedNormal")
 def _truncated_normal_fwd(shape, dtype, seed, mean=0.0, stddev=1.0):
-    gen = _generator(seed)
-    values = gen.standard_normal(shape)
-    bad = np.abs(values) > 2
-    while bad.any():
-        values[bad] = gen.standard_normal(int(bad.sum()))
-        bad = np.abs(values) > 2
-    return (values * stddev + mean).astype(dtypes.as_dtype(dtype)._np)
+    np_dtype = np.dtype(dtypes.as_dtype(dtype)._np).type
+    values = _philox_truncated(_philox_state("TruncatedNormal", dtype, seed, shape), shape, dtype)
+    return values * np_dtype(stddev) + np_dtype(mean)
 
 
 @register_op("RandomUniform")
 def _uniform_fwd(shape, dtype, seed, minval=0.0, maxval=1.0):
-    return (_generator(seed).random(shape) * (maxval - minval) + minval).astype(dtypes.as_dtype(dtype)._np)
+    np_dtype = np.dtype(dtypes.as_dtype(dtype)._np).type
+    values = _philox_uniform(_philox_state("RandomUniform", dtype, seed, shape), shape, dtype)
+    return values * (np_dtype(maxval) - np_dtype(minval)) + np_dtype(minval)
 
 
 @register_op("RandomUniformInt")
 def _uniform_int_fwd(shape, dtype, seed, minval, maxval):
-    return _generator(seed).integers(minval, maxval, size=shape).astype(dtypes.as_dtype(dtype)._np)
+    return _philox_uniform_int(_philox_state("RandomUniformInt", dtype, seed, shape), shape, dtype, minval, maxval)
 
 
 @register_op("RandomShuffle")
@@ -102,7 +139,7 @@ def _multinomial_fwd(logits, num_samples, dtype, seed):
 @register_op("DropoutMask")
 def _dropout_mask_fwd(shape, rate, dtype, seed):
     """0 with probability ``rate``, 1/(1 - rate) otherwise."""
-    np_dtype = dtypes.as_dtype(dtype)._np
+    np_dtype = np.dtype(dtypes.as_dtype(dtype)._np).type
     keep = _generator(seed).random(shape).astype(np_dtype) >= rate
     return (keep / (1 - rate)).astype(np_dtype)
 
@@ -169,14 +206,3 @@ def dropout_mask(shape, rate, dtype=dtypes.float32, seed=None):
     """A random tensor of 0 (probability ``rate``) and 1/(1 - rate): multiply it into x for dropout."""
     return execute("DropoutMask", (), {"shape": int_list(shape), "rate": float(rate),
                                        "dtype": dtypes.as_dtype(dtype).name, "seed": _seed_attr(seed)})
-
-
-def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None):
-    gen = np.random.default_rng([int(s) for s in int_list(seed)])
-    return Tensor((gen.standard_normal(int_list(shape)) * stddev + mean).astype(_float_dtype(dtype)._np))
-
-
-def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, name=None):
-    gen = np.random.default_rng([int(s) for s in int_list(seed)])
-    maxval = 1 if maxval is None else maxval
-    return Tensor((gen.random(int_list(shape)) * (maxval - minval) + minval).astype(dtypes.as_dtype(dtype)._np))
