@@ -172,3 +172,18 @@ def test_initializers_namespace():
     assert tf.keras.initializers.glorot_uniform is tf.keras.initializers.GlorotUniform
     layer = tf.keras.layers.Dense(3, kernel_initializer=tf.initializers.zeros())
     np.testing.assert_array_equal(layer(tf.ones([1, 2])).numpy(), np.zeros((1, 3)))
+
+
+def test_saved_model_round_trip(tmp_path):
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([3, 4]), tf.TensorSpec([2, 1], tf.int32)])
+        def f(self, x, idx):
+            y = tf.tensor_scatter_nd_max(x, idx, tf.ones([2, 4]))
+            z = tf.scatter_nd(idx, tf.ones([2, 4]), [3, 4])
+            return tf.gather_nd(y + z, idx) + tf.gather_nd(x, [[0], [1], [2]], batch_dims=1)[:2, None]
+
+    x = tf.constant(np.arange(12.).reshape(3, 4).astype("float32") - 5)
+    idx = tf.constant([[2], [0]])
+    tf.saved_model.save(M(), str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    np.testing.assert_array_equal(loaded.f(x, idx).numpy(), [[-1., 0., 1., 2.], [2., 2., 2., 2.]])

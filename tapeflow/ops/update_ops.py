@@ -279,7 +279,10 @@ RegisterGradient("TensorScatterMax")(_scatter_min_max_grad)
 def _scatter_args(tensor, indices, updates, what, op):
     x = to_tensor(tensor)
     indices = array_ops._index_tensor(indices, what)
-    updates = to_tensor(updates) if isinstance(updates, Tensor) else to_tensor(updates, dtype=x.dtype)
+    if isinstance(updates, Tensor) or x._value.dtype == object:     # strings convert by themselves, as bytes
+        updates = to_tensor(updates)
+    else:
+        updates = to_tensor(updates, dtype=x.dtype)
     if updates._value.dtype != x._value.dtype:
         raise InvalidArgumentError(f"{what}: cannot compute {op} as input #2(zero-based) was expected to be a "
                                    f"{dtype_word(x.dtype)} tensor but is a {dtype_word(updates.dtype)} tensor "
