@@ -16,7 +16,9 @@ from .ops.array_ops import (boolean_mask, broadcast_static_shape, broadcast_to, 
                             fill, gather, identity, identity_n, linspace, meshgrid, one_hot, ones, ones_like, pad,
                             rank, repeat, reshape, reverse, sequence_mask, shape, shape_n, size, split, squeeze,
                             stack, stop_gradient, strided_slice, tile, transpose, unstack, where, zeros, zeros_like)
-from .ops.array_ops import argsort, gather_nd, sort  # noqa: F401
+from .ops.array_ops import argsort, gather_nd, scatter_nd, sort  # noqa: F401
+from .ops.update_ops import (tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,  # noqa: F401
+                             tensor_scatter_nd_sub, tensor_scatter_nd_update)
 from .ops.array_ops import range_ as range  # noqa: F401,A004
 from .ops.nn_ops import sigmoid  # noqa: F401
 from .ops.array_ops import slice_ as slice  # noqa: F401,A004
@@ -56,6 +58,13 @@ _LAZY = {
     "train": ("tapeflow.train", None),
     "autograph": ("tapeflow.autograph", None),
     "summary": ("tapeflow.summary", None),
+    "initializers": ("tapeflow.keras.initializers", None),
+    "zeros_initializer": ("tapeflow.keras.initializers", "Zeros"),
+    "ones_initializer": ("tapeflow.keras.initializers", "Ones"),
+    "constant_initializer": ("tapeflow.keras.initializers", "Constant"),
+    "sparse": ("tapeflow.sparse", None),
+    "SparseTensor": ("tapeflow.sparse", "SparseTensor"),
+    "SparseTensorSpec": ("tapeflow.sparse", "SparseTensorSpec"),
 }
 
 

@@ -8,6 +8,7 @@ from .ops.nn_ops import (batch_normalization, bias_add, dropout, elu, gelu, l2_l
 from .ops.nn_ops import log_sigmoid, top_k  # noqa: F401
 from .ops.conv_ops import (conv1d, conv1d_transpose, conv2d, conv2d_transpose, conv3d, conv3d_transpose,  # noqa: F401
                            conv_transpose, convolution, depthwise_conv2d, separable_conv2d)
+from .ops.embedding_ops import embedding_lookup  # noqa: F401
 from .ops.pooling_ops import (avg_pool, avg_pool1d, avg_pool2d, avg_pool3d, max_pool, max_pool1d,  # noqa: F401
                               max_pool2d, max_pool3d)
 

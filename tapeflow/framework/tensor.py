@@ -32,6 +32,22 @@ class Tensor:
     def get_shape(self):
         return self.shape
 
+    def set_shape(self, shape):
+        """Merges ``shape`` into the static shape; raises ValueError when they are incompatible.
+
+        An eager tensor's shape is fully known, so this only checks. A symbolic tensor being traced keeps the
+        merged shape (its unknown dimensions take the known ones of ``shape``)."""
+        current = self.shape
+        given = shape if isinstance(shape, TensorShape) else TensorShape(shape)
+        if not current.is_compatible_with(given):
+            raise ValueError(f"Tensor's shape {current} is not compatible with supplied shape {given}.")
+        if given.rank is None or current.dims == given.dims:
+            return
+        merged = TensorShape(given.dims if current.rank is None else
+                             [a if a is not None else b for a, b in zip(current.dims, given.dims)])
+        if merged != current:
+            self._static_shape = merged   # only a traced tensor's shape can be less than fully known
+
     @property
     def dtype(self):
         return dtypes.from_numpy(self._value.dtype)

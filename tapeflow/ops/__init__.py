@@ -5,5 +5,6 @@ from . import conv_ops, pooling_ops  # noqa: F401
 from . import decomposition_ops, extra_math_ops, stateless_random_ops, update_ops  # noqa: F401  (Keras extras)
 from . import schedule_ops, training_ops  # noqa: F401  (learning-rate schedules, optimizer updates)
 from . import image_ops  # noqa: F401  (tf.image)
+from . import embedding_ops  # noqa: F401  (tf.nn.embedding_lookup)
 from . import control_flow_ops  # noqa: F401  (If, While and Shape, which traced graphs replay)
 from . import collective_ops  # noqa: F401  (tf.distribute's all-reduce, run at every replay)

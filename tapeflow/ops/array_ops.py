@@ -10,7 +10,7 @@ from ..framework.tensor import Tensor
 from ..framework.tensor_shape import TensorShape
 from ..framework.variables import Variable
 from . import math_ops
-from .core_ops import (broadcast_to, reduce_sum, reshape, same_dtype_tensors, stack, unstack,  # noqa: F401
+from .core_ops import (broadcast_to, reduce_sum, reshape, same_dtype_tensors, stack, sum_to, unstack,  # noqa: F401
                        where)  # re-exported: array_ops.reshape, .where, .stack etc. stay where they were
 from .common import (RegisterGradient, axes_tuple, batch_ndim, execute, int_list, is_tensor_like,
                      no_gradient, normalize_axis, register_op, to_tensor)
@@ -782,35 +782,158 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
     return mask if dtype.is_bool else math_ops.cast(mask, dtype)
 
 
-# ------------------------------------------------------- gather_nd / sorting ---
-def gather_nd(params, indices, batch_dims=0, name=None):
-    """tf.gather_nd: ``indices[..., :K]`` index the first K dimensions of ``params``.
+# ---------------------------------------------------- gather_nd / scatter_nd ---
+# Both ops index the *trailing* ``core_rank`` / ``shape`` dimensions: extra leading axes on the data
+# (stacked cotangents of a jacobian) are carried along, so each op's gradient is the other op.
+def _nd_key(indices, lead, batch):
+    """The numpy index of ``data[lead..., batch coordinates..., indices[..., 0], indices[..., 1], ...]``."""
+    points = indices.shape[:-1]
+    coords = [np.broadcast_to(np.arange(n).reshape((1,) * j + (n,) + (1,) * (len(points) - j - 1)), points)
+              for j, n in enumerate(batch)]
+    coords += [indices[..., i] for i in range(indices.shape[-1])]
+    return (slice(None),) * lead + tuple(coords)
 
-    Written as one flat gather whose linear index is computed with ops, so the
-    gradient (a segment sum) and traced functions come for free.
-    """
-    params, indices = to_tensor(params), to_tensor(indices)
-    if int(batch_dims):
-        raise ValueError("gather_nd: batch_dims other than 0 is not supported; use tf.gather with batch_dims")
-    ids = indices._value
-    if ids.dtype.kind not in "iu":
-        raise InvalidArgumentError(f"gather_nd: indices must be integers, got {indices.dtype.name}")
-    if ids.ndim == 0:
-        raise InvalidArgumentError("gather_nd: indices must have rank >= 1")
-    k = ids.shape[-1]
-    ps = params._value.shape
-    if k > len(ps):
-        raise InvalidArgumentError(f"gather_nd: index depth {k} is larger than the rank {len(ps)} of params {params.shape}")
-    head = ps[:k]
-    for position in np.argwhere((ids < 0) | (ids >= np.array(head, dtype=np.int64))):
-        raise InvalidArgumentError(f"gather_nd: indices{''.join(f'[{int(i)}]' for i in position[:-1])} = "
-                                   f"{ids[tuple(position[:-1])].tolist()} does not index into params of shape "
+
+def _check_nd_indices(indices, core, skip, what, op):
+    """Each index vector must lie inside ``core[skip:skip + depth]``."""
+    depth = indices.shape[-1]
+    bounds = np.array(core[skip:skip + depth], dtype=np.int64)
+    bad = np.argwhere(((indices < 0) | (indices >= bounds)).any(axis=-1)) if indices.size else []
+    if len(bad):
+        where_ = "".join(f"[{int(i)}]" for i in bad[0])
+        raise InvalidArgumentError(f"{what}: indices{where_} = {indices[tuple(bad[0])].tolist()} does not index into "
+                                   f"{'param ' if op == 'GatherNd' else ''}shape {list(core)} [Op:{op}]")
+
+
+@register_op("GatherNd", pure=True)
+def _gather_nd_fwd(params, indices, batch_dims, core_rank):
+    lead = params.ndim - core_rank
+    core = params.shape[lead:]
+    if lead < 0 or indices.ndim <= batch_dims or indices.shape[-1] > core_rank - batch_dims \
+            or indices.shape[:batch_dims] != core[:batch_dims]:
+        raise InvalidArgumentError(f"gather_nd: indices of shape {list(indices.shape)} with batch_dims={batch_dims} "
+                                   f"do not fit params of shape {list(core)} [Op:GatherNd]")
+    _check_nd_indices(indices, core, batch_dims, "gather_nd", "GatherNd")
+    points = indices.shape[:-1]
+    if batch_dims + indices.shape[-1] == 0:     # depth 0: every index picks the whole of params
+        out = params.reshape(params.shape[:lead] + (1,) * len(points) + core)
+        return np.array(np.broadcast_to(out, params.shape[:lead] + points + core))
+    out = params[_nd_key(indices, lead, core[:batch_dims])]
+    return out if points else np.array(out)     # a single index vector is basic indexing: a view
+
+
+@register_batching_rule("GatherNd")
+def _gather_nd_rows(op, batched):
+    """Rows stay independent when axis 0 of params is a carried leading axis or a batch dimension."""
+    params = op.inputs[0]
+    lead = params._value.ndim - op.attrs["core_rank"]
+    return (batched[0] and not batched[1] and (lead > 0 or op.attrs["batch_dims"] > 0)
+            and op.outputs[0]._value.shape[:1] == params._value.shape[:1])
+
+
+def _batch_coordinates(indices, batch):
+    """``indices`` with the coordinates of its batch dimensions prepended to each index vector."""
+    points = indices._value.shape[:-1]
+    grids = np.meshgrid(*[np.arange(n) for n in batch], indexing="ij")
+    coords = np.stack([np.broadcast_to(g.reshape(batch + (1,) * (len(points) - len(batch))), points)
+                       for g in grids], -1).astype(indices._value.dtype)
+    return concat([Tensor(coords), indices], -1)
+
+
+@RegisterGradient("GatherNd")
+def _gather_nd_grad(op, grad):
+    params, indices = op.inputs
+    nb = batch_ndim(op, grad)
+    core = params._value.shape[params._value.ndim - op.attrs["core_rank"]:]
+    b = op.attrs["batch_dims"]
+    full = _batch_coordinates(indices, core[:b]) if b else indices
+    if full._value.shape[-1] == 0:              # depth 0: each index point took all of params
+        points = indices._value.ndim - 1
+        g = reduce_sum(grad, list(range(grad._value.ndim - len(core) - points, grad._value.ndim - len(core))))
+    else:
+        g = execute("ScatterNd", (full, grad), {"shape": tuple(core)})
+    return sum_to(g, params._value.shape, nb), None
+
+
+def _index_tensor(indices, what):
+    indices = to_tensor(indices)
+    if indices._value.dtype.kind not in "iu":
+        raise InvalidArgumentError(f"{what}: indices must be integers, got {indices.dtype.name}")
+    if indices._value.ndim == 0:
+        raise InvalidArgumentError(f"{what}: indices must be at least a vector, got a scalar")
+    return indices
+
+
+def gather_nd(params, indices, batch_dims=0, name=None):
+    """tf.gather_nd: ``indices[..., :K]`` index the K dimensions of ``params`` after its first ``batch_dims``
+    (which ``indices`` shares); the result has shape ``indices.shape[:-1] + params.shape[batch_dims + K:]``."""
+    params, indices = to_tensor(params), _index_tensor(indices, "gather_nd")
+    if is_tensor_like(batch_dims):
+        batch_dims = to_tensor(batch_dims)._value.item()
+    b = int(batch_dims)
+    ps, ids = params._value.shape, indices._value.shape
+    if b < 0:
+        raise ValueError("gather_nd: negative batch_dims is not allowed")
+    if b >= len(ids) or b >= len(ps):
+        raise ValueError(f"gather_nd: batch_dims={b} must be less than rank(indices)={len(ids)} and "
+                         f"rank(params)={len(ps)}")
+    if ids[:b] != ps[:b]:
+        raise InvalidArgumentError(f"gather_nd: the first batch_dims={b} dimensions of params {params.shape} and "
+                                   f"indices {indices.shape} must be equal")
+    if ids[-1] > len(ps) - b:
+        raise InvalidArgumentError(f"gather_nd: index depth {ids[-1]} is larger than the rank {len(ps) - b} of params "
+                                   f"{params.shape} after its {b} batch dimensions" if b else
+                                   f"gather_nd: index depth {ids[-1]} is larger than the rank {len(ps)} of params "
                                    f"{params.shape}")
-    strides = Tensor(np.array([int(np.prod(head[i + 1:], dtype=np.int64)) for i in range(k)], dtype=ids.dtype))
-    linear = reduce_sum(math_ops.multiply(indices, strides), -1) if k else \
-        Tensor(np.zeros(ids.shape[:-1], ids.dtype))
-    flat = reshape(params, (int(np.prod(head, dtype=np.int64)),) + ps[k:])
-    return gather(flat, linear)
+    return execute("GatherNd", (params, indices), {"batch_dims": b, "core_rank": len(ps)})
+
+
+@register_op("ScatterNd", pure=True)
+def _scatter_nd_fwd(indices, updates, shape):
+    shape = tuple(shape)
+    depth = indices.shape[-1]
+    item = indices.shape[:-1] + shape[depth:]
+    lead = updates.ndim - len(item)
+    if depth == 0 or depth > len(shape) or lead < 0 or updates.shape[lead:] != item:
+        raise InvalidArgumentError(f"scatter_nd: updates of shape {list(updates.shape)} do not fit indices of shape "
+                                   f"{list(indices.shape)} into shape {list(shape)} [Op:ScatterNd]")
+    _check_nd_indices(indices, shape, 0, "scatter_nd", "ScatterNd")
+    out_shape = updates.shape[:lead] + shape
+    out = np.full(out_shape, b"", object) if updates.dtype == object else np.zeros(out_shape, updates.dtype)
+    np.add.at(out, _nd_key(indices, lead, ()), updates)   # in order: repeated indices add up as TensorFlow's CPU kernel
+    return out
+
+
+@register_batching_rule("ScatterNd")
+def _scatter_nd_rows(op, batched):
+    """Rows stay independent when axis 0 of updates is a carried leading axis."""
+    indices, updates = op.inputs
+    lead = updates._value.ndim - (indices._value.ndim - 1 + len(op.attrs["shape"]) - indices._value.shape[-1])
+    return batched[1] and lead > 0
+
+
+@RegisterGradient("ScatterNd")
+def _scatter_nd_grad(op, grad):
+    return None, execute("GatherNd", (grad, op.inputs[0]), {"batch_dims": 0, "core_rank": len(op.attrs["shape"])})
+
+
+def scatter_nd(indices, updates, shape, name=None):
+    """tf.scatter_nd: a tensor of ``shape`` holding zeros, with ``updates[i]`` added at ``indices[i]``
+    (repeated indices add up)."""
+    indices = _index_tensor(indices, "scatter_nd")
+    updates = to_tensor(updates)
+    dims = int_list(shape)
+    ids = indices._value.shape
+    if min(dims, default=0) < 0:
+        raise InvalidArgumentError(f"scatter_nd: shape must be non-negative, got {list(dims)}")
+    if not 1 <= ids[-1] <= len(dims):
+        raise InvalidArgumentError(f"scatter_nd: index depth {ids[-1]} must be between 1 and the rank {len(dims)} "
+                                   f"of shape {list(dims)}")
+    expected = ids[:-1] + dims[ids[-1]:]
+    if updates._value.shape != expected:
+        raise InvalidArgumentError(f"scatter_nd: updates must have shape {TensorShape(expected)} for indices "
+                                   f"{indices.shape} into shape {list(dims)}, got {updates.shape} [Op:ScatterNd]")
+    return execute("ScatterNd", (indices, updates), {"shape": dims})
 
 
 @register_op("ArgSort")

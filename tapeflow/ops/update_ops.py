@@ -1,6 +1,6 @@
 """Functional updates: a slice at a start position given as a tensor, a slice written into a tensor, and
-elements written at scattered indices (``tf.slice`` with a tensor start, ``dynamic_update_slice``,
-``tf.tensor_scatter_nd_update``).
+elements written or combined at scattered indices (``tf.slice`` with a tensor start, ``dynamic_update_slice``,
+``tf.tensor_scatter_nd_update`` / ``_add`` / ``_sub`` / ``_min`` / ``_max``).
 
 The positions are tensor inputs, so a traced function reads them on every
 call. The ops index the *trailing* dimensions: extra leading axes on the data
@@ -10,10 +10,10 @@ each op's gradient be written with these same ops.
 import numpy as np
 
 from ..framework.batching import register_batching_rule
-from ..framework.errors import InvalidArgumentError
+from ..framework.errors import InvalidArgumentError, dtype_word
 from ..framework.tensor import Tensor
 from ..framework.tensor_shape import TensorShape
-from . import array_ops, reduction_ops
+from . import array_ops, math_ops, reduction_ops
 from .common import RegisterGradient, batch_ndim, execute, int_list, no_gradient, register_op, to_tensor
 
 sum_to = reduction_ops.sum_to
@@ -147,7 +147,6 @@ def _scatter_update_grad(op, grad):
         picked = array_ops.transpose(picked, list(range(m, m + lead)) + list(range(m)))
         kept = execute("ScatterUpdateWinners", (indices,), {"shape": tuple(x._value.shape[-core_rank:][:k])})
         kept = array_ops.reshape(kept, indices._value.shape[:-1] + (1,) * len(item_shape))
-        from . import math_ops
         g_updates = sum_to(math_ops.multiply(picked, math_ops.cast(kept, picked.dtype)), updates._value.shape,
                            grad._value.ndim - op.outputs[0]._value.ndim)
     return sum_to(g_x, x._value.shape, nb), None, g_updates
@@ -183,4 +182,142 @@ def tensor_scatter_update(x, indices, updates, name=None):
         raise InvalidArgumentError(f"scatter_update: updates must have shape {TensorShape(expected)} and dtype "
                                    f"{x.dtype.name} for indices {indices.shape} into inputs {x.shape}, got "
                                    f"{updates.shape} of {updates.dtype.name}")
+    return execute("TensorScatterUpdate", (x, indices, updates), {"core_rank": x._value.ndim})
+
+
+# ------------------------------------------------- scatter add / sub / min / max ---
+def _scatter_parts(x, indices, updates, core_rank, what, op):
+    """(leading shape, indices' point shape, item shape) of a tensor_scatter op, checked."""
+    lead_x = x.ndim - core_rank
+    core = x.shape[lead_x:]
+    depth = indices.shape[-1] if indices.ndim else -1
+    points = indices.shape[:-1]
+    item = points + core[depth:]
+    lead_u = updates.ndim - len(item)
+    if lead_x < 0 or not 1 <= depth <= core_rank or lead_u < 0 or updates.shape[lead_u:] != item:
+        raise InvalidArgumentError(f"{what}: updates of shape {list(updates.shape)} do not fit indices of shape "
+                                   f"{list(indices.shape)} into a tensor of shape {list(core)} [Op:{op}]")
+    array_ops._check_nd_indices(indices, core, 0, what, op)
+    return np.broadcast_shapes(x.shape[:lead_x], updates.shape[:lead_u]), core, item
+
+
+def _scatter_forward(ufunc, what, op):
+    def forward(x, indices, updates, core_rank):
+        lead, core, item = _scatter_parts(x, indices, updates, core_rank, what, op)
+        out = np.array(np.broadcast_to(x, lead + core))
+        # ufunc.at applies repeated indices one after the other, in order, as TensorFlow's CPU kernels do.
+        ufunc.at(out, array_ops._nd_key(indices, len(lead), ()), np.broadcast_to(updates, lead + item))
+        return out
+    return forward
+
+
+SCATTER_REDUCTIONS = {"TensorScatterAdd": np.add, "TensorScatterSub": np.subtract,
+                      "TensorScatterMin": np.minimum, "TensorScatterMax": np.maximum}
+for _op, _ufunc in SCATTER_REDUCTIONS.items():
+    _name = "tensor_scatter_nd_" + _op[len("TensorScatter"):].lower()
+    register_op(_op, pure=True)(_scatter_forward(_ufunc, _name, _op))
+
+
+@register_batching_rule("TensorScatterUpdate", *SCATTER_REDUCTIONS)
+def _scatter_rows(op, batched):
+    """With no leading axes, rows of the tensor stay independent when the updates are constant (each
+    output row is its input row with constants written in). With leading axes, rows are independent
+    when every batched input carries them."""
+    x, indices, updates = op.inputs
+    core_rank = op.attrs["core_rank"]
+    out = op.outputs[0]._value
+    lead = out.ndim - core_rank
+    if lead == 0:
+        return batched[0] and not batched[2]
+    item_rank = indices._value.ndim - 1 + core_rank - indices._value.shape[-1]
+    own_lead = (x._value.ndim - core_rank, None, updates._value.ndim - item_rank)
+    return all(own_lead[i] == lead and op.inputs[i]._value.shape[0] == out.shape[0]
+               for i in (0, 2) if batched[i])
+
+
+def _gather_items(grad, op):
+    """The (stacked) gradient at the scattered positions, shaped as the updates (with grad's extra axes)."""
+    return execute("GatherNd", (grad, op.inputs[1]), {"batch_dims": 0, "core_rank": op.attrs["core_rank"]})
+
+
+@RegisterGradient("TensorScatterAdd")
+def _scatter_add_grad(op, grad):
+    x, _, updates = op.inputs
+    nb = batch_ndim(op, grad)
+    return sum_to(grad, x._value.shape, nb), None, sum_to(_gather_items(grad, op), updates._value.shape, nb)
+
+
+@RegisterGradient("TensorScatterSub")
+def _scatter_sub_grad(op, grad):
+    x, _, updates = op.inputs
+    nb = batch_ndim(op, grad)
+    g_updates = math_ops.negative(_gather_items(grad, op))
+    return sum_to(grad, x._value.shape, nb), None, sum_to(g_updates, updates._value.shape, nb)
+
+
+def _scatter_min_max_grad(op, grad):
+    """The gradient goes to the values equal to the result; ties share it evenly (as reduce_max's)."""
+    x, indices, updates = op.inputs
+    out = op.outputs[0]
+    nb = batch_ndim(op, grad)
+    core_rank = op.attrs["core_rank"]
+    dtype = grad.dtype
+    x_won = math_ops.cast(math_ops.equal(x, out), dtype)
+    updates_won = math_ops.cast(math_ops.equal(updates, _gather_items(out, op)), dtype)
+    core = out._value.shape[out._value.ndim - core_rank:]
+    winners = math_ops.add(x_won, execute("ScatterNd", (indices, updates_won), {"shape": core}))
+    share = math_ops.divide(grad, winners)
+    g_x = math_ops.multiply(share, x_won)
+    g_updates = math_ops.multiply(_gather_items(share, op), updates_won)
+    return sum_to(g_x, x._value.shape, nb), None, sum_to(g_updates, updates._value.shape, nb)
+
+
+RegisterGradient("TensorScatterMin")(_scatter_min_max_grad)
+RegisterGradient("TensorScatterMax")(_scatter_min_max_grad)
+
+
+def _scatter_args(tensor, indices, updates, what, op):
+    x = to_tensor(tensor)
+    indices = array_ops._index_tensor(indices, what)
+    if isinstance(updates, Tensor) or x._value.dtype == object:     # strings convert by themselves, as bytes
+        updates = to_tensor(updates)
+    else:
+        updates = to_tensor(updates, dtype=x.dtype)
+    if updates._value.dtype != x._value.dtype:
+        raise InvalidArgumentError(f"{what}: cannot compute {op} as input #2(zero-based) was expected to be a "
+                                   f"{dtype_word(x.dtype)} tensor but is a {dtype_word(updates.dtype)} tensor "
+                                   f"[Op:{op}]")
+    ids = indices._value.shape
+    if not 1 <= ids[-1] <= x._value.ndim:
+        raise InvalidArgumentError(f"{what}: index depth {ids[-1]} must be between 1 and the rank "
+                                   f"{x._value.ndim} of the tensor {x.shape}")
+    expected = ids[:-1] + x._value.shape[ids[-1]:]
+    if updates._value.shape != expected:
+        raise InvalidArgumentError(f"{what}: updates must have shape {TensorShape(expected)} for indices "
+                                   f"{indices.shape} into a tensor of shape {x.shape}, got {updates.shape} [Op:{op}]")
+    return x, indices, updates
+
+
+def _tensor_scatter(op, what):
+    def scatter(tensor, indices, updates, name=None):
+        x, indices, updates = _scatter_args(tensor, indices, updates, what, op)
+        if x._value.dtype.kind not in "iuf":
+            raise InvalidArgumentError(f"{what}: {x.dtype.name} tensors are not supported (numbers only)")
+        return execute(op, (x, indices, updates), {"core_rank": x._value.ndim})
+    scatter.__name__ = what
+    scatter.__doc__ = (f"tf.{what}: a copy of ``tensor`` with ``updates[i]`` combined into ``tensor[indices[i]]`` "
+                       f"({SCATTER_REDUCTIONS[op].__name__}; repeated indices combine in turn).")
+    return scatter
+
+
+tensor_scatter_nd_add = _tensor_scatter("TensorScatterAdd", "tensor_scatter_nd_add")
+tensor_scatter_nd_sub = _tensor_scatter("TensorScatterSub", "tensor_scatter_nd_sub")
+tensor_scatter_nd_min = _tensor_scatter("TensorScatterMin", "tensor_scatter_nd_min")
+tensor_scatter_nd_max = _tensor_scatter("TensorScatterMax", "tensor_scatter_nd_max")
+
+
+def tensor_scatter_nd_update(tensor, indices, updates, name=None):
+    """tf.tensor_scatter_nd_update: a copy of ``tensor`` with ``tensor[indices[i]] = updates[i]``; of repeated
+    indices the last update is kept (and only it receives a gradient)."""
+    x, indices, updates = _scatter_args(tensor, indices, updates, "tensor_scatter_nd_update", "TensorScatterUpdate")
     return execute("TensorScatterUpdate", (x, indices, updates), {"core_rank": x._value.ndim})
