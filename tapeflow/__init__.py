@@ -56,6 +56,8 @@ _LAZY = {
     "train": ("tapeflow.train", None),
     "autograph": ("tapeflow.autograph", None),
     "summary": ("tapeflow.summary", None),
+    "py_function": ("tapeflow.data.py_function", "py_function"),
+    "numpy_function": ("tapeflow.data.py_function", "numpy_function"),
 }
 
 
