@@ -14,7 +14,7 @@ from ..framework.errors import InvalidArgumentError
 from ..framework.tensor_spec import TensorSpec
 from . import structure
 from .dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset, as_int
-from .shuffle import seed_material
+from .shuffle import IterationSeeds
 
 _END = object()
 
@@ -60,19 +60,6 @@ def _common_spec(datasets):
     return spec
 
 
-class _Seeded:
-    """A generator per iteration, from the seed (and the iteration's number when rerandomizing)."""
-
-    def __init__(self, seed, rerandomize):
-        self._seed = seed_material(seed)
-        self._rerandomize = bool(rerandomize)
-        self._iterations = itertools.count()
-
-    def generator(self):
-        iteration = next(self._iterations) if self._rerandomize else 0
-        return np.random.Generator(np.random.PCG64(list(self._seed) + [iteration]))
-
-
 class SampleFromDatasets(Dataset):
     """Each element from input ``i`` with probability ``weights[i]`` (over the inputs not yet exhausted)."""
     _tf_name = "_DirectedInterleaveDataset"
@@ -94,7 +81,7 @@ class SampleFromDatasets(Dataset):
                                            f"{weights.tolist()}")
         self._weights = weights
         self._stop_on_empty = bool(stop_on_empty_dataset)
-        self._random = _Seeded(seed, rerandomize_each_iteration)
+        self._seeds = IterationSeeds(seed, rerandomize_each_iteration)
         self._spec = _common_spec(list(self._inputs))
 
     def _compute_spec(self):
@@ -112,7 +99,7 @@ class SampleFromDatasets(Dataset):
     def _iterate(self):
         iterators = [d._iterate() for d in self._inputs]
         weights = self._weights.copy()
-        generator = self._random.generator()
+        generator = self._seeds.generator()
         while True:
             total = weights.sum()
             if total <= 0:
@@ -192,7 +179,7 @@ class RejectionResample(Dataset):
         self._initial = None if initial_dist is None else _distribution(initial_dist, "initial_dist")
         if self._initial is not None and self._initial.shape != self._target.shape:
             raise ValueError("`initial_dist` and `target_dist` must have the same number of classes.")
-        self._random = _Seeded(seed, True)
+        self._seeds = IterationSeeds(seed, True)
 
     def _spec_runs_user_code(self):
         return True
@@ -201,7 +188,7 @@ class RejectionResample(Dataset):
         return (TensorSpec((), dtypes.int32), self._input.element_spec)
 
     def _iterate(self):
-        generator = self._random.generator()
+        generator = self._seeds.generator()
         counts = np.zeros(len(self._target))
         for element in self._input._iterate():
             label = int(np.asarray(structure.normalize(structure.call_with_element(self._class_func, element))))
