@@ -82,3 +82,119 @@ def test_timeseries_rejects_bad_arguments(kwargs, message):
 def test_timeseries_targets_too_short_for_start_index_is_a_clear_error():
     with pytest.raises(ValueError, match="has no target for the window"):
         tf.keras.utils.timeseries_dataset_from_array(_DATA, _TARGETS[:5], sequence_length=2, start_index=2)
+
+
+# ---------------------------------------------------------------- counter, sampling ---
+def test_counter_counts_forever_from_start_by_step():
+    ds = tf.data.Dataset.counter(start=5, step=-2, dtype=tf.int32)
+    assert ds.element_spec == tf.TensorSpec((), tf.int32)
+    assert int(ds.cardinality()) == tf.data.INFINITE_CARDINALITY
+    assert list(ds.take(4).as_numpy_iterator()) == [5, 3, 1, -1]
+    pairs = tf.data.Dataset.zip((tf.data.Dataset.counter(), tf.data.Dataset.range(100, 103)))
+    assert list(pairs.as_numpy_iterator()) == [(0, 100), (1, 101), (2, 102)]
+
+
+def test_sample_from_datasets_follows_the_weights_and_drops_empty_inputs():
+    a = tf.data.Dataset.from_tensors(np.int64(0)).repeat()
+    b = tf.data.Dataset.from_tensors(np.int64(1)).repeat()
+    mixed = tf.data.Dataset.sample_from_datasets([a, b], weights=[0.8, 0.2], seed=4)
+    draws = np.array(list(mixed.take(4000).as_numpy_iterator()))
+    # binomial(4000, 0.2): sd 25, so 0.2 +- 0.03 is a 4.8 sd band
+    assert abs(draws.mean() - 0.2) < 0.03
+    assert draws.tolist() == list(mixed.take(4000).as_numpy_iterator())    # seeded: the same each pass
+    finite = tf.data.experimental.sample_from_datasets([tf.data.Dataset.range(3), tf.data.Dataset.range(10, 15)],
+                                                       seed=1)
+    assert sorted(finite.as_numpy_iterator()) == [0, 1, 2, 10, 11, 12, 13, 14]
+    stopping = tf.data.Dataset.sample_from_datasets([tf.data.Dataset.range(10, 13), b], seed=1,
+                                                    stop_on_empty_dataset=True)
+    out = list(stopping.as_numpy_iterator())          # ends (b is infinite) once range(10, 13) runs dry
+    assert [x for x in out if x != 1] == [10, 11, 12]
+    with pytest.raises(ValueError, match="shape of `weights`"):
+        tf.data.Dataset.sample_from_datasets([a, b], weights=[1.0])
+
+
+def test_choose_from_datasets_takes_the_chosen_input_in_turn():
+    datasets = [tf.data.Dataset.from_tensors("foo").repeat(), tf.data.Dataset.from_tensors("bar").repeat(),
+                tf.data.Dataset.from_tensors("baz").repeat()]
+    choice = tf.data.Dataset.range(3).repeat(2)
+    out = list(tf.data.Dataset.choose_from_datasets(datasets, choice).as_numpy_iterator())
+    assert out == [b"foo", b"bar", b"baz"] * 2
+    short = [tf.data.Dataset.range(2), tf.data.Dataset.range(10, 20)]
+    picks = tf.data.Dataset.from_tensor_slices(np.array([0, 1, 0, 0, 1], np.int64))
+    assert list(tf.data.experimental.choose_from_datasets(short, picks).as_numpy_iterator()) == [0, 10, 1]
+    assert list(tf.data.Dataset.choose_from_datasets(short, picks, stop_on_empty_dataset=False)
+                .as_numpy_iterator()) == [0, 10, 1, 11]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="out of range"):
+        list(tf.data.Dataset.choose_from_datasets(short, tf.data.Dataset.range(5, 6)))
+    with pytest.raises(TypeError, match="scalar `tf.int64`"):
+        tf.data.Dataset.choose_from_datasets(short, tf.data.Dataset.range(2, output_type=tf.int32))
+
+
+def test_rejection_resample_moves_the_class_balance_to_the_target():
+    labels = (np.arange(4000) % 10 == 0).astype(np.int64)          # 10% positives
+    ds = tf.data.Dataset.from_tensor_slices((np.arange(4000), labels))
+    resampled = ds.rejection_resample(lambda x, y: y, target_dist=[0.5, 0.5], initial_dist=[0.9, 0.1], seed=2)
+    out = list(resampled.as_numpy_iterator())
+    classes = np.array([c for c, _ in out])
+    assert all(c == y for c, (_, y) in out)                      # the class is the element's own label
+    assert (classes == 1).sum() == 400                           # the rare class is always kept
+    assert abs((classes == 0).mean() - 0.5) < 0.05               # negatives kept with probability 1/9
+    via_apply = ds.apply(tf.data.experimental.rejection_resample(lambda x, y: y, [0.5, 0.5], seed=2))
+    assert (np.array([c for c, _ in via_apply.as_numpy_iterator()]) == 1).sum() == 400
+
+
+# ---------------------------------------------------------------- text files ---
+def test_text_line_dataset_reads_the_lines_of_each_file(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_bytes(b"line one\r\nline two\n\nlast")
+    b.write_bytes("caf\u00e9\n".encode())
+    ds = tf.data.TextLineDataset([str(a), str(b)])
+    assert ds.element_spec == tf.TensorSpec((), tf.string)
+    assert list(ds.as_numpy_iterator()) == [b"line one", b"line two", b"", b"last", "caf\u00e9".encode()]
+    survivors = tf.data.TextLineDataset(str(a)).skip(1).filter(lambda line: tf.not_equal(line, b""))
+    assert list(survivors.as_numpy_iterator()) == [b"line two", b"last"]
+    import gzip
+    (tmp_path / "c.gz").write_bytes(gzip.compress(b"x\ny\n"))
+    assert list(tf.data.TextLineDataset(str(tmp_path / "c.gz"), compression_type="GZIP").as_numpy_iterator()) \
+        == [b"x", b"y"]
+    with pytest.raises(tf.errors.NotFoundError, match="missing.txt"):
+        list(tf.data.TextLineDataset(str(tmp_path / "missing.txt")))
+
+
+_CSV = "survived,sex,age,n\n0,male,22.0,3\n1,female,38.0,4\n1,,,5\n"
+
+
+def test_csv_dataset_parses_typed_columns_with_defaults(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(_CSV)
+    ds = tf.data.experimental.CsvDataset(str(path), [tf.int32, "unknown", 1.5, tf.int64], header=True)
+    assert [s.dtype for s in ds.element_spec] == [tf.int32, tf.string, tf.float32, tf.int64]
+    rows = list(ds.as_numpy_iterator())
+    assert rows == [(0, b"male", 22.0, 3), (1, b"female", 38.0, 4), (1, b"unknown", 1.5, 5)]
+    selected = tf.data.experimental.CsvDataset(str(path), [tf.int32, tf.int32], header=True, select_cols=[0, 3])
+    assert list(selected.as_numpy_iterator()) == [(0, 3), (1, 4), (1, 5)]
+    required = tf.data.experimental.CsvDataset(str(path), [tf.int32, tf.string, tf.float32, tf.int32], header=True)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Field 1 is required but missing in record 2"):
+        list(required)
+    wrong = tf.data.experimental.CsvDataset(str(path), [tf.int32, tf.int32, tf.float32, tf.int32], header=True)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not a valid int32: 'male'"):
+        list(wrong)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Expect 3 fields but have 4"):
+        list(tf.data.experimental.CsvDataset(str(path), [tf.int32] * 3, header=True))
+
+
+def test_make_csv_dataset_infers_types_and_splits_the_label(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(_CSV)
+    ds = tf.data.experimental.make_csv_dataset(str(path), batch_size=2, label_name="survived", shuffle=False,
+                                               num_epochs=1)
+    features_spec, label_spec = ds.element_spec
+    assert list(features_spec) == ["sex", "age", "n"]
+    assert [s.dtype for s in features_spec.values()] == [tf.string, tf.float32, tf.int32]
+    assert label_spec == tf.TensorSpec((None,), tf.int32)
+    batches = [({k: v.numpy().tolist() for k, v in f.items()}, y.numpy().tolist()) for f, y in ds]
+    # what TensorFlow 2.21 gives for this file (empty fields take 0 and b'')
+    assert batches == [({"sex": [b"male", b"female"], "age": [22.0, 38.0], "n": [3, 4]}, [0, 1]),
+                       ({"sex": [b""], "age": [0.0], "n": [5]}, [1])]
+    endless = tf.data.experimental.make_csv_dataset(str(path), batch_size=2, shuffle=False, label_name="survived")
+    assert [y.numpy().tolist() for _, y in endless.take(4)] == [[0, 1], [1, 0], [1, 1], [0, 1]]   # epochs run on
