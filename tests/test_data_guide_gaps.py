@@ -198,3 +198,113 @@ def test_make_csv_dataset_infers_types_and_splits_the_label(tmp_path):
                        ({"sex": [b""], "age": [0.0], "n": [5]}, [1])]
     endless = tf.data.experimental.make_csv_dataset(str(path), batch_size=2, shuffle=False, label_name="survived")
     assert [y.numpy().tolist() for _, y in endless.take(4)] == [[0, 1], [1, 0], [1, 1], [0, 1]]   # epochs run on
+
+
+# ---------------------------------------------------------------- py_function / numpy_function ---
+def test_py_function_in_dataset_map_runs_python_on_eager_tensors():
+    d = tf.data.Dataset.from_tensor_slices(["hello", "world"])
+    d = d.map(lambda x: tf.py_function(func=lambda t: t.numpy().decode().upper(), inp=[x], Tout=tf.string))
+    assert list(d.as_numpy_iterator()) == [b"HELLO", b"WORLD"]
+
+
+def test_py_function_in_tf_function_calls_python_at_every_run():
+    calls = []
+
+    def double(x):
+        calls.append(float(x.numpy()))
+        return x.numpy() * 2
+
+    @tf.function
+    def f(x):
+        return tf.py_function(double, [x], tf.float32) + 1.0
+    assert float(f(tf.constant(2.0))) == 5.0
+    assert float(f(tf.constant(3.0))) == 7.0
+    assert calls == [2.0, 3.0]                 # not called while tracing; called at each run
+
+    @tf.function
+    def g(a, b):
+        return tf.numpy_function(lambda u, v: (u + v, u * v), [a, b], [tf.float32, tf.int64])
+    total, product = g(tf.constant(2.0), tf.constant(3.0))
+    assert total.dtype == tf.float32 and float(total) == 5.0
+    assert product.dtype == tf.int64 and int(product) == 6
+
+
+def test_py_function_is_differentiable_eagerly_and_checks_tout():
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        y = tf.py_function(lambda v: v * v, [x], tf.float32)
+    assert float(tape.gradient(y, x)) == 6.0           # d(x^2)/dx at 3
+    with pytest.raises(TypeError, match="returned a float32 tensor where Tout expects int32"):
+        tf.py_function(lambda v: v * 2.0, [x], tf.int32)
+    with pytest.raises(ValueError, match="returned 1 values where Tout expects 2"):
+        tf.numpy_function(lambda v: v, [1.0], [tf.float32, tf.float32])
+
+
+def test_saving_a_function_that_calls_py_function_names_it(tmp_path):
+    def shout(x):
+        return x
+
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec((), tf.float32)])
+        def call(self, x):
+            return tf.py_function(shout, [x], tf.float32)
+    m = M()
+    assert float(m.call(tf.constant(1.5))) == 1.5
+    target = tmp_path / "saved"
+    with pytest.raises(ValueError, match="the Python function shout of a tf.py_function"):
+        tf.saved_model.save(m, str(target))
+    assert not target.exists()
+
+
+# ---------------------------------------------------------------- iterator checkpoints ---
+def _take(iterator, n):
+    return [next(iterator).numpy().tolist() for _ in range(n)]
+
+
+def test_checkpoint_restores_the_iterator_position_in_place_and_in_a_new_iterator(tmp_path):
+    range_ds = tf.data.Dataset.range(20)
+    iterator = iter(range_ds)
+    ckpt = tf.train.Checkpoint(step=tf.Variable(0), iterator=iterator)
+    manager = tf.train.CheckpointManager(ckpt, str(tmp_path / "ckpts"), max_to_keep=3)
+    assert _take(iterator, 5) == [0, 1, 2, 3, 4]
+    path = manager.save()
+    assert _take(iterator, 5) == [5, 6, 7, 8, 9]
+    ckpt.restore(manager.latest_checkpoint)
+    assert _take(iterator, 5) == [5, 6, 7, 8, 9]               # the guide's output
+    fresh = iter(range_ds)
+    tf.train.Checkpoint(step=tf.Variable(0), iterator=fresh).restore(path)
+    assert _take(fresh, 3) == [5, 6, 7]
+
+
+def test_checkpointed_shuffle_continues_with_the_same_order(tmp_path):
+    ds = tf.data.Dataset.range(10).shuffle(4, seed=3).repeat(3).batch(3).prefetch(2)
+    other = iter(ds)                            # another iterator: a different order of its own
+    next(other)
+    it = iter(ds)
+    ckpt = tf.train.Checkpoint(iterator=it)
+    _take(it, 4)
+    path = ckpt.save(str(tmp_path / "c"))
+    rest = [b.numpy().tolist() for b in it]
+    ckpt.restore(path)
+    assert [b.numpy().tolist() for b in it] == rest
+    again = iter(ds)
+    tf.train.Checkpoint(iterator=again).restore(path)
+    assert [b.numpy().tolist() for b in again] == rest
+    flat = sum(rest, [])
+    assert len(flat) == 30 - 12
+
+
+def test_iterator_checkpoint_refuses_what_it_cannot_replay(tmp_path):
+    it = iter(tf.data.Dataset.range(5).shuffle(5))      # unseeded: a new dataset draws another seed
+    next(it)
+    path = tf.train.Checkpoint(iterator=it).save(str(tmp_path / "u"))
+    other = iter(tf.data.Dataset.range(5).shuffle(5))
+    tf.train.Checkpoint(iterator=other).restore(path)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="different seed"):
+        next(other)
+    from tapeflow.saving import FileFormatError
+    plain = iter(tf.data.Dataset.range(5))
+    next(plain)
+    with pytest.raises(FileFormatError, match=r"iterator._iterator_state: the variable has shape \(2,\)"):
+        tf.train.Checkpoint(iterator=plain).restore(path)      # saved with one random node, this has none
+    assert _take(plain, 4) == [1, 2, 3, 4]                     # the failed restore changed nothing
