@@ -8,7 +8,7 @@ pulls from this iterator at each call (graph_iteration.py).
 from ..errors import OutOfRangeError
 from ..framework.recording import tracing_graph
 from . import structure
-from .shuffle import pulling_for
+from .shuffle import active, pulling_for
 
 _END = object()
 
@@ -50,12 +50,15 @@ class OwnedIterator:
         return self
 
     def _next_element(self):
-        with pulling_for(self._state):
+        saved, active.state = active.state, self._state    # random nodes draw for this iterator
+        try:
             if self._state._variable is not None:
                 self._restore_if_assigned()
             if self._elements is None:
                 return _END
             element = next(self._elements, _END)
+        finally:
+            active.state = saved
         if element is _END:
             self._elements = None
         else:
