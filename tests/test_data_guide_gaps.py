@@ -308,3 +308,14 @@ def test_iterator_checkpoint_refuses_what_it_cannot_replay(tmp_path):
     with pytest.raises(FileFormatError, match=r"iterator._iterator_state: the variable has shape \(2,\)"):
         tf.train.Checkpoint(iterator=plain).restore(path)      # saved with one random node, this has none
     assert _take(plain, 4) == [1, 2, 3, 4]                     # the failed restore changed nothing
+
+
+def test_comparing_a_string_tensor_with_a_python_str_compares_the_utf8_bytes():
+    # the guide's filter: tf.not_equal(<first character of a line>, "0")
+    assert bool(tf.equal(tf.constant(b"0"), "0"))
+    assert not bool(tf.not_equal(tf.constant(b"0"), "0"))
+    assert tf.convert_to_tensor("\u00e9", dtype=tf.string).numpy() == "\u00e9".encode("utf-8")
+    lines = tf.data.Dataset.from_tensor_slices([b"0,male", b"1,female"])
+    kept = lines.filter(lambda line: tf.not_equal(
+        tf.py_function(lambda t: t.numpy()[:1], [line], tf.string), "0"))
+    assert list(kept.as_numpy_iterator()) == [b"1,female"]
