@@ -134,6 +134,7 @@ def test_rejection_resample_moves_the_class_balance_to_the_target():
     labels = (np.arange(4000) % 10 == 0).astype(np.int64)          # 10% positives
     ds = tf.data.Dataset.from_tensor_slices((np.arange(4000), labels))
     resampled = ds.rejection_resample(lambda x, y: y, target_dist=[0.5, 0.5], initial_dist=[0.9, 0.1], seed=2)
+    assert resampled.element_spec[0] == tf.TensorSpec((), tf.int64)       # class_func's dtype, as in TF
     out = list(resampled.as_numpy_iterator())
     classes = np.array([c for c, _ in out])
     assert all(c == y for c, (_, y) in out)                      # the class is the element's own label

@@ -184,14 +184,22 @@ class RejectionResample(Dataset):
     def _spec_runs_user_code(self):
         return True
 
+    def _class_of(self, element):
+        value = structure.normalize(structure.call_with_element(self._class_func, element))
+        if not isinstance(value, np.ndarray) or value.ndim != 0 or value.dtype.kind not in "iu":
+            raise InvalidArgumentError(f"class_func must return a scalar integer tensor, got {value!r}")
+        return value
+
     def _compute_spec(self):
-        return (TensorSpec((), dtypes.int32), self._input.element_spec)
+        from .functions import probe_spec
+        return (probe_spec(self._class_of, self._input), self._input.element_spec)
 
     def _iterate(self):
         generator = self._seeds.generator()
         counts = np.zeros(len(self._target))
         for element in self._input._iterate():
-            label = int(np.asarray(structure.normalize(structure.call_with_element(self._class_func, element))))
+            class_value = self._class_of(element)
+            label = int(class_value)
             if not 0 <= label < len(self._target):
                 raise InvalidArgumentError(f"class_func returned {label}, outside [0, {len(self._target)})")
             counts[label] += 1
@@ -199,7 +207,7 @@ class RejectionResample(Dataset):
             ratios = np.divide(self._target, initial, out=np.zeros_like(self._target), where=initial > 0)
             accept = ratios[label] / ratios.max()
             if generator.random() < accept:
-                yield (np.array(label, dtype=np.int32), element)
+                yield (class_value, element)
 
 
 def _distribution(values, name):
