@@ -65,6 +65,8 @@ _LAZY = {
     "sparse": ("tapeflow.sparse", None),
     "SparseTensor": ("tapeflow.sparse", "SparseTensor"),
     "SparseTensorSpec": ("tapeflow.sparse", "SparseTensorSpec"),
+    "py_function": ("tapeflow.data.py_function", "py_function"),
+    "numpy_function": ("tapeflow.data.py_function", "numpy_function"),
 }
 
 

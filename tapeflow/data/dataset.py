@@ -163,6 +163,26 @@ class Dataset:
         return GeneratorDataset(generator, output_types, output_shapes, args, output_signature)
 
     @staticmethod
+    def counter(start=0, step=1, dtype=dtypes.int64, name=None):
+        from .sampling import CounterDataset
+        return CounterDataset(start, step, dtype)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        from .sampling import SampleFromDatasets
+        return SampleFromDatasets(datasets, weights, seed, stop_on_empty_dataset, rerandomize_each_iteration)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        from .sampling import ChooseFromDatasets
+        return ChooseFromDatasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None, name=None):
+        from .sampling import RejectionResample
+        return RejectionResample(self, class_func, target_dist, initial_dist, seed)
+
+    @staticmethod
     def zip(*args, datasets=None, name=None):
         from .ordering import ZipDataset
         if datasets is not None and args:

@@ -165,8 +165,9 @@ def _numpy_dtype(name):
 
 def placeholder_value(dtype, shape, size=None):
     """A value standing for a component of dtype name ``dtype`` and ``shape`` while tracing (unknown
-    dimensions of ``size``): ones for floating point, zeros otherwise (a valid index or label)."""
-    shape = tuple(size if d is None else d for d in shape)
+    dimensions of ``size``; a scalar when the rank is unknown): ones for floating point, zeros otherwise
+    (a valid index or label)."""
+    shape = () if shape is None else tuple(size if d is None else d for d in shape)
     if dtype == "string":
         return np.full(shape, b"", dtype=object)
     fill = 1 if dtypes.as_dtype(dtype).is_floating else 0
@@ -193,9 +194,17 @@ def _get_next(handle, dtypes, shapes):
 def _get_next_or_end(handle, dtypes, shapes):
     components = _pull(handle, dtypes, shapes)
     if components is None:
-        return (np.array(False),) + tuple(np.zeros([0 if d is None else d for d in s], _numpy_dtype(t))
-                                          for t, s in zip(dtypes, shapes))
+        return (np.array(False),) + tuple(_empty_component(t, s) for t, s in zip(dtypes, shapes))
     return (np.array(True),) + tuple(components)
+
+
+def _empty_component(dtype, shape):
+    """The stand-in for a component once the iterator is exhausted (unused: the loop body does not run)."""
+    if shape is None:       # unknown rank: a scalar
+        shape = ()
+    if dtype == "string":
+        return np.full([0 if d is None else d for d in shape], b"", dtype=object)
+    return np.zeros([0 if d is None else d for d in shape], _numpy_dtype(dtype))
 
 
 for _op in ITERATOR_OPS:

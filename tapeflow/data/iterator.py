@@ -8,6 +8,7 @@ pulls from this iterator at each call (graph_iteration.py).
 from ..errors import OutOfRangeError
 from ..framework.recording import tracing_graph
 from . import structure
+from .shuffle import active, pulling_for
 
 _END = object()
 
@@ -20,8 +21,26 @@ class OwnedIterator:
     """``iter(dataset)``: yields the elements as (nested structures of) Tensors."""
 
     def __init__(self, dataset):
+        from .iterator_state import IteratorState
         self._dataset = dataset
-        self._elements = dataset._iterate()
+        self._state = IteratorState(dataset)
+        with pulling_for(self._state):
+            self._elements = dataset._iterate()
+
+    # -- checkpointing (iterator_state.py) ----------------------------------
+    def _checkpoint_children(self):
+        return [("_iterator_state", self._state.variable())]
+
+    def _restore_if_assigned(self):
+        vector = self._state.restored_vector()
+        if vector is None:
+            return
+        consumed = self._state.apply(vector, self._dataset)
+        self._elements = self._dataset._iterate()
+        for _ in range(consumed):
+            if next(self._elements, _END) is _END:
+                self._elements = None
+                break
 
     @property
     def element_spec(self):
@@ -31,11 +50,19 @@ class OwnedIterator:
         return self
 
     def _next_element(self):
-        if self._elements is None:
-            return _END
-        element = next(self._elements, _END)
+        saved, active.state = active.state, self._state    # random nodes draw for this iterator
+        try:
+            if self._state._variable is not None:
+                self._restore_if_assigned()
+            if self._elements is None:
+                return _END
+            element = next(self._elements, _END)
+        finally:
+            active.state = saved
         if element is _END:
             self._elements = None
+        else:
+            self._state.consumed += 1
         return element
 
     def __next__(self):

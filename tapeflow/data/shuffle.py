@@ -11,7 +11,9 @@ The same algorithm runs on Python elements (``_shuffle_elements``) and, for
 an IndexPlan, on int64 row indices in numba kernels (``_shuffle_chunks``):
 both consume the raw stream one draw per output, so they give the same order.
 """
+import contextlib
 import itertools
+import threading
 
 import numpy as np
 
@@ -40,6 +42,58 @@ def seed_material(seed):
     return (_DEFAULT_GLOBAL_SEED if global_seed is None else global_seed, int(seed))
 
 
+class IterationSeeds:
+    """The seed of a random node and the numbering of its iterations.
+
+    Each pass (each ``_iterate`` of the node) draws from a generator seeded by
+    the seed, the *serial* of the iterator it serves and the pass's number
+    within that iterator; without reshuffling, by the seed alone. An iterator
+    claims a serial per random node when it is made (``claim_serial``) and is
+    the active one while it pulls (``active``), so its draws depend on nothing
+    but its own history: a checkpoint records the serial and replays the
+    same draws (iterator_state.py).
+    """
+
+    def __init__(self, seed, reshuffle):
+        self.material = seed_material(seed)
+        self.reshuffle = bool(reshuffle)
+        self.next_serial = 0
+
+    def claim_serial(self):
+        serial, self.next_serial = self.next_serial, self.next_serial + 1
+        return serial
+
+    def generator(self):
+        words = list(self.material)
+        if self.reshuffle:
+            state = active.state
+            position = state.pass_of(self) if state is not None else None
+            words += [self.claim_serial(), 0] if position is None else list(position)
+        return np.random.Generator(np.random.PCG64(words))
+
+    def fingerprint(self):
+        """A number identifying the seed (an iterator checkpoint checks it before replaying)."""
+        import zlib
+        return zlib.crc32(repr((self.material, self.reshuffle)).encode())
+
+
+class _Active(threading.local):
+    state = None     # the IteratorState of the iterator pulling on this thread
+
+
+active = _Active()
+
+
+@contextlib.contextmanager
+def pulling_for(state):
+    """Marks ``state``'s iterator as the one this thread pulls for."""
+    saved, active.state = active.state, state
+    try:
+        yield
+    finally:
+        active.state = saved
+
+
 class ShuffleDataset(Dataset):
     _tf_name = "_ShuffleDataset"
 
@@ -50,9 +104,7 @@ class ShuffleDataset(Dataset):
         self._input = input_dataset
         self._inputs = (input_dataset,)
         self._buffer_size = buffer_size
-        self._seed = seed_material(seed)
-        self._reshuffle = bool(reshuffle_each_iteration)
-        self._iterations = itertools.count()
+        self._seeds = IterationSeeds(seed, reshuffle_each_iteration)
 
     def _compute_spec(self):
         return self._input.element_spec
@@ -62,8 +114,7 @@ class ShuffleDataset(Dataset):
 
     def _generator(self):
         """A fresh generator for one iteration (the same one every time without reshuffling)."""
-        iteration = next(self._iterations) if self._reshuffle else 0
-        return np.random.Generator(np.random.PCG64(list(self._seed) + [iteration]))
+        return self._seeds.generator()
 
     def _iterate(self):
         return _shuffle_elements(self._input, self._buffer_size, self._generator)

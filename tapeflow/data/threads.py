@@ -57,7 +57,9 @@ def _put(items, item, stop):
     return False
 
 
-def _produce(make_iterator, items, stop):
+def _produce(make_iterator, items, stop, state):
+    from .shuffle import active
+    active.state = state     # random nodes upstream draw for the consumer's iterator
     try:
         for element in make_iterator():
             if not _put(items, (True, element), stop):
@@ -70,7 +72,8 @@ def _produce(make_iterator, items, stop):
 def background(make_iterator, buffer_size):
     items = queue.Queue(maxsize=buffer_size)
     stop = threading.Event()
-    threading.Thread(target=_produce, args=(make_iterator, items, stop), daemon=True,
+    from .shuffle import active
+    threading.Thread(target=_produce, args=(make_iterator, items, stop, active.state), daemon=True,
                      name="tapeflow-prefetch").start()
     try:
         while True:

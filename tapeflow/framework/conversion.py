@@ -43,6 +43,8 @@ def _cast_array(value, dtype):
     if dtype.is_floating or dtype.is_integer:
         if arr.dtype.kind == "c":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    if dtype == dtypes.string and arr.dtype.kind in "US":    # Python str to a string tensor: utf-8 bytes
+        return _as_bytes(arr)
     if arr.dtype.kind in "USO" and np_dtype.kind != "O":
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
     return arr.astype(np_dtype)

@@ -13,3 +13,4 @@ from tapeflow.layers.utils.sequence_utils import pad_sequences  # noqa: F401
 from tapeflow.layers.trainers.data_adapter import pack_x_y_sample_weight, unpack_x_y_sample_weight  # noqa: F401
 from tapeflow.layers.utils.dataset_utils import split_dataset  # noqa: F401
 
+from tapeflow.layers.utils.timeseries import timeseries_dataset_from_array  # noqa: F401
