@@ -126,7 +126,7 @@ class Restoration:
             entry = self.pending[id(parent)] = (parent, {})
             if isinstance(parent, Layer):
                 _install_build_hook(parent, self)
-            else:
+            elif self not in parent._deferred_restorations:
                 parent._deferred_restorations.append(self)
         entry[1][name] = node_id
 
