@@ -44,6 +44,7 @@ from .framework.tensor_shape import TensorShape
 from .framework.tensor_spec import TensorSpec
 from .config.execution import functions_run_eagerly
 from .framework.logging_util import warn
+from .framework import variables as _variables_module
 from .framework.variables import Variable, assign_shape_error
 from .graph_passes import optimized_copy
 from .graph_replay import ASSIGN, ASSIGN_METHODS, READ, ArrayReplay, output_count_error
@@ -111,6 +112,16 @@ class OutputLeaf:
         self.python = python
 
 
+def _note_variable_created(variable):
+    graph = recording.tracing_graph()
+    while graph is not None:
+        graph.created_variables = True
+        graph = graph.parent
+
+
+_variables_module.creation_observers.append(_note_variable_created)
+
+
 class FuncGraph:
     """The recorded nodes of one trace.
 
@@ -118,6 +129,8 @@ class FuncGraph:
     ``("capture", i)`` (a tensor of an enclosing graph; gradient graphs only) or
     ``("node", k, j)`` (output j of node k). Nodes are ``[op_type, refs, attrs, n_out]``.
     """
+
+    created_variables = False   # set when a tf.Variable is created while this graph (or a child) is traced
 
     def __init__(self, name, parent=None):
         self.name = name
@@ -576,9 +589,20 @@ class Function:
         structured = list(tensors) if plain else nest.pack_sequence_as(list(args), tensors)
         return ("signature",), tensors, [structured, {}]
 
+    def _counted_trace(self, args, kwargs, specs, dummy_values):
+        """A trace that experimental_get_tracing_count counts. As in TensorFlow, the first trace may create
+        variables; if it did, the function is traced again with creation disallowed (counted too), so one that
+        creates variables on every trace raises ValueError."""
+        first_call = self._tracing_count == 0
+        graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, first_call)
+        self._tracing_count += 1
+        if first_call and graph.created_variables:
+            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, False)
+            self._tracing_count += 1
+        return graph
+
     def _concrete_for(self, key, tensors, structured, concrete_shapes=True):
         args, kwargs = structured
-        first_call = self._tracing_count == 0
         entry = self._cache.get(key)
         if entry is not None:
             if entry.polymorphic:
@@ -587,19 +611,17 @@ class Function:
             if specialised is not None:
                 return specialised
         if self._input_signature is None and self._reduce_retracing:
-            relaxed = self._relaxed_concrete(key, tensors, structured, first_call)
+            relaxed = self._relaxed_concrete(key, tensors, structured)
             if relaxed is not None:
                 return relaxed
         if self._input_signature is None:
             specs = [TensorSpec.from_tensor(t) for t in tensors]
-            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
-                           first_call)
-            self._tracing_count += 1
+            graph = self._counted_trace(args, kwargs, specs, [t._value for t in tensors])
             entry = ConcreteFunction(graph, polymorphic=True, name=self._name)
             self._cache[key] = entry
             return entry
         if entry is None:
-            entry = self._trace_signature(args, first_call)
+            entry = self._trace_signature(args)
             self._cache[key] = entry
             if entry.polymorphic or not concrete_shapes:
                 return entry
@@ -608,12 +630,12 @@ class Function:
         concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
         with contextlib.redirect_stdout(io.StringIO()):
             graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
-                           first_call)
+                           False)
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
         entry.specialised[tuple(tuple(t.shape) for t in tensors)] = specialised
         return specialised
 
-    def _relaxed_concrete(self, key, tensors, structured, first_call):
+    def _relaxed_concrete(self, key, tensors, structured):
         """reduce_retracing: a call whose tensor shapes differ from an earlier trace of the same structure,
         dtypes and ranks is traced once with the differing dimensions unknown, and that trace serves every
         later call it fits. None: trace the exact shapes (the first call of a structure)."""
@@ -631,9 +653,7 @@ class Function:
             specs = [TensorSpec([a if a == b else None for a, b in zip(s.shape, t.shape)], t.dtype)
                      for s, t in zip(specs, tensors)]
             args, kwargs = structured
-            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
-                           first_call)
-            self._tracing_count += 1
+            graph = self._counted_trace(args, kwargs, specs, [t._value for t in tensors])
             try:     # a second, silent trace at the earlier shapes: does the graph depend on them? (not counted)
                 with contextlib.redirect_stdout(io.StringIO()):
                     other = _trace(self._traced_function(), self._name, args, kwargs, specs, previous, False)
@@ -651,24 +671,21 @@ class Function:
         specialised = entry.specialised.get(shapes)
         if specialised is None:
             args, kwargs = structured
-            graph = _trace(self._traced_function(), self._name, args, kwargs,
-                           [TensorSpec.from_tensor(t) for t in tensors], [t._value for t in tensors], first_call)
-            self._tracing_count += 1
+            graph = self._counted_trace(args, kwargs, [TensorSpec.from_tensor(t) for t in tensors],
+                                        [t._value for t in tensors])
             specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
         return specialised
 
-    def _trace_signature(self, args, creates_variables):
+    def _trace_signature(self, args):
         """Traces the input_signature; checks whether the graph is shape-polymorphic."""
         specs = self._input_signature
         unknown = any(s.shape.rank is None or None in s.shape.dims for s in specs)
-        graph = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
-                       creates_variables)
-        self._tracing_count += 1
+        graph = self._counted_trace(args, {}, specs, [_sized_dummy(s, 2) for s in specs])
         polymorphic = not (unknown and self._jit_compile)  # compiled code is specialised to each call's shapes
         if unknown and polymorphic:  # a second, silent trace at other sizes: is the graph shape-specialised? (not counted)
             with contextlib.redirect_stdout(io.StringIO()):
                 other = _trace(self._traced_function(), self._name, args, {}, specs,
-                               [_sized_dummy(s, 3) for s in specs], creates_variables)
+                               [_sized_dummy(s, 3) for s in specs], False)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
         entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
         entry.specialised = {}
@@ -725,15 +742,13 @@ class Function:
             if self._input_signature is not None:
                 entry = self._cache.get(("signature",))
                 if entry is None:
-                    entry = self._trace_signature(list(args), self._tracing_count == 0)
+                    entry = self._trace_signature(list(args))
                     self._cache[("signature",)] = entry
                 return entry
             key = self._canonical(args, kwargs)[0]
             entry = self._cache.get(key)
             if entry is None:
-                graph = _trace(self._traced_function(), self._name, list(args), kwargs, specs,
-                               [s.dummy_value() for s in specs], self._tracing_count == 0)
-                self._tracing_count += 1
+                graph = self._counted_trace(list(args), kwargs, specs, [s.dummy_value() for s in specs])
                 entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
             return entry
         key, tensors, structured = self._canonical(args, kwargs)

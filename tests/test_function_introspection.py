@@ -60,15 +60,42 @@ def test_python_numbers_returned_become_tensors():
     assert isinstance(result, tf.Tensor) and result.dtype == tf.int32 and int(result) == 2
 
 
-def test_creating_a_variable_after_the_first_trace_is_tensorflows_value_error():
+def test_creating_a_variable_on_every_trace_is_tensorflows_value_error():
+    # TensorFlow 2.21: the first call traces twice when it created variables (the second trace may not), so a
+    # function that creates one on every call raises at once, and on every later call.
+    traces = []
+
     @tf.function
     def f(x):
+        traces.append(1)
         v = tf.Variable(1.0)
         return x * v
 
-    assert float(f(tf.constant(2.0))) == 2.0
     with pytest.raises(ValueError, match="only supports singleton tf.Variables created on the first call"):
-        f(tf.constant([2.0]))      # a new shape: a second trace
+        f(tf.constant(2.0))
+    assert len(traces) == 2 and f.experimental_get_tracing_count() == 1
+    with pytest.raises(ValueError, match="only supports singleton tf.Variables created on the first call"):
+        f(tf.constant(2.0))
+    assert len(traces) == 3
+
+
+def test_a_variable_created_once_on_the_first_call_is_allowed_and_traced_twice(capsys):
+    class Scale:
+        v = None
+
+        @tf.function
+        def __call__(self, x):
+            print("tracing")
+            if self.v is None:
+                self.v = tf.Variable(2.0)
+            return self.v * x
+
+    scale = Scale()
+    assert float(scale(1.0)) == 2.0
+    assert capsys.readouterr().out == "tracing\ntracing\n"     # TensorFlow prints twice too
+    assert scale.__call__.experimental_get_tracing_count() == 2
+    assert float(scale(tf.constant(3.0))) == 6.0
+    assert scale.__call__.experimental_get_tracing_count() == 3
 
 
 def test_frequent_retracing_warns_as_tensorflow(capsys):
