@@ -48,9 +48,9 @@ class TrackedList(list):
         super().extend(values)
         self._changed()
 
-    def insert(self, index, value):
+    def insert(self, index, value):     # renumbers the items after it: TensorFlow restores nothing here either
         super().insert(index, value)
-        self._changed()
+        self._source = None
 
     def __setitem__(self, index, value):
         super().__setitem__(index, value)

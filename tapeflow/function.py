@@ -131,6 +131,7 @@ class FuncGraph:
     """
 
     created_variables = False   # set when a tf.Variable is created while this graph (or a child) is traced
+    argument_variable_count = 0  # variables[:n] are the variable arguments of the traced call (by first use)
 
     def __init__(self, name, parent=None):
         self.name = name
@@ -371,19 +372,54 @@ class ConcreteFunction:
             out.append(t)
         return out
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        traced = getattr(self.graph, "structured_inputs", None)
+        if kwargs or self.graph.argument_variable_count or (traced is not None and traced[1]):
+            tensors, variables = self._bind_structured(args, kwargs)
+            return self.call_flat(self._check_inputs(tensors), variables=variables)
         return self.call_flat(self._check_inputs(nest.flatten(list(args))))
 
-    def call_flat(self, inputs, captures=()):
-        """Replays the nodes on ``inputs`` (while tracing another function, this inlines them)."""
+    def _bind_structured(self, args, kwargs):
+        """(tensors, variables) of a call by the traced function's parameters, keywords included, laid out
+        as the trace's arguments were."""
+        traced = getattr(self.graph, "structured_inputs", None)
+        if traced is None:
+            raise TypeError(f"{self.name}: this concrete function takes tensors by position only")
+        args, kwargs = _arranged_like(self.graph.python_function, traced, args, kwargs, self.name)
+        try:
+            nest.assert_same_structure(traced, [args, kwargs], check_types=False)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{self.name}: the arguments do not have the structure of the traced ones: {e}") from None
+        flat, flat_traced = nest.flatten([args, kwargs]), nest.flatten(traced)
+        tensors, variables = [], []
+        for given, leaf in zip(flat, flat_traced):
+            if isinstance(leaf, TensorSpec):
+                tensors.append(given)
+            elif isinstance(leaf, Variable):
+                if not isinstance(given, Variable):
+                    raise TypeError(f"{self.name}: expected a tf.Variable where the trace had one, got "
+                                    f"{type(given).__name__}")
+                if not any(given is v for v in variables):
+                    variables.append(given)
+        if len(variables) != self.graph.argument_variable_count:
+            raise TypeError(f"{self.name}: the variable arguments alias differently from the traced call")
+        return tensors, variables if variables else None
+
+    def call_flat(self, inputs, captures=(), variables=None):
+        """Replays the nodes on ``inputs`` (while tracing another function, this inlines them).
+
+        ``variables``: the call's variable arguments, in place of those the trace was called with."""
+        graph_variables = self.graph.variables
+        if variables is not None:
+            graph_variables = list(variables) + graph_variables[self.graph.argument_variable_count:]
         state = recording.current()
         if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers
                                  or recording.numerics_checked()):
             replay = self.compiled() if self.jit_compile else self._array_replay
-            return replay(inputs, self._graph_constants, captures, self.graph.variables)
+            return replay(inputs, self._graph_constants, captures, graph_variables)
         values = [None] * self._n_slots
         constants = self._constants
-        variables = self.graph.variables
+        variables = graph_variables
 
         def get(s):
             kind, i = s
@@ -424,7 +460,7 @@ class ConcreteFunction:
 # ------------------------------------------------------------- tracing ---
 def _leaf_key(leaf):
     if isinstance(leaf, Variable):
-        return ("variable", leaf._id)
+        return ("variable", leaf)   # keyed by spec and aliasing in _variable_keys
     if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
         t = convert_to_tensor(leaf)
         return ("tensor", tuple(t._value.shape), t.dtype.name)
@@ -436,6 +472,75 @@ def _leaf_key(leaf):
         raise TypeError(f"tf.function arguments must be tensors or hashable Python values, got "
                         f"{type(leaf).__name__}") from None
     return ("python", type(leaf).__name__, leaf)
+
+
+def _variable_keys(leaves):
+    """Variables are keyed as TensorFlow keys them: by shape, dtype and trainability, and by which arguments
+    are the same variable, not by identity (one trace serves every variable of that spec)."""
+    seen = []
+    out = []
+    for leaf in leaves:
+        if leaf[0] != "variable":
+            out.append(leaf)
+            continue
+        var = leaf[1]
+        alias = next((i for i, v in enumerate(seen) if v is var), None)
+        if alias is None:
+            alias = len(seen)
+            seen.append(var)
+        out.append(("variable", tuple(var._value.shape), var.dtype.name, bool(var.trainable), alias))
+    return out
+
+
+def _argument_variables(structure):
+    """The distinct Variables among a call's arguments, in flatten order."""
+    out = []
+    for leaf in nest.flatten(structure):
+        if isinstance(leaf, Variable) and not any(leaf is v for v in out):
+            out.append(leaf)
+    return out
+
+
+def _arranged_like(python_function, traced, args, kwargs, name):
+    """A concrete function's call arguments laid out as its trace's were ([positional], {keyword}):
+    each given by position or by keyword, as the Python function's parameters allow."""
+    import inspect
+    traced_args, traced_kwargs = traced
+    if not kwargs and len(args) == len(traced_args) and not traced_kwargs:
+        return list(args), {}
+    try:
+        signature = inspect.signature(python_function)
+        call = dict(signature.bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}: {e}") from None
+    new_args = []
+    for param_name, param in signature.parameters.items():
+        if len(new_args) >= len(traced_args):
+            break
+        if param.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            if param_name not in call:
+                raise TypeError(f"{name}: missing required argument {param_name!r}")
+            new_args.append(call.pop(param_name))
+        elif param.kind is inspect.Parameter.VAR_POSITIONAL:
+            new_args.extend(call.pop(param_name, ()))
+        else:
+            break
+    var_keyword = next((n for n, p in signature.parameters.items() if p.kind is inspect.Parameter.VAR_KEYWORD),
+                       None)
+    extra = dict(call.pop(var_keyword, {})) if var_keyword else {}
+    new_kwargs = {}
+    for key in traced_kwargs:
+        if key in call:
+            new_kwargs[key] = call.pop(key)
+        elif key in extra:
+            new_kwargs[key] = extra.pop(key)
+        else:
+            raise TypeError(f"{name}: missing required argument {key!r}")
+    if call or extra or len(new_args) != len(traced_args):
+        unexpected = sorted(call) + sorted(extra)
+        raise TypeError(f"{name}: the arguments do not match the traced call"
+                        + (f" (unexpected: {', '.join(unexpected)})" if unexpected else ""))
+    return new_args, new_kwargs
 
 
 _STRUCTURE_KEYS = {}    # number of flat positional arguments -> their structure key
@@ -481,6 +586,10 @@ def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_var
         lambda leaf: next(specs_left) if isinstance(leaf, (Tensor, np.ndarray, np.generic, TensorSpec)) else leaf,
         [list(args), dict(kwargs)])
     graph.python_function = python_function
+    argument_variables = _argument_variables([list(args), dict(kwargs)])
+    for var in argument_variables:
+        graph.variable_index(var)
+    graph.argument_variable_count = len(argument_variables)
     with recording.tracing_into(graph):
         placeholders = iter([graph.placeholder(s, v) for s, v in zip(specs, dummy_values)])
 
@@ -556,7 +665,10 @@ class Function:
             if fast is not None:     # the common call: tensors and Python scalars, no nesting
                 return fast[0], fast[1], [list(args), {}]
         flat_args = nest.flatten([list(args), kwargs])
-        key = (tuple(_leaf_key(leaf) for leaf in flat_args), _structure_key([list(args), kwargs]))
+        leaves = [_leaf_key(leaf) for leaf in flat_args]
+        if any(leaf[0] == "variable" for leaf in leaves):
+            leaves = _variable_keys(leaves)
+        key = (tuple(leaves), _structure_key([list(args), kwargs]))
         tensors = [convert_to_tensor(leaf) for leaf in flat_args
                    if isinstance(leaf, (Tensor, np.ndarray, np.generic)) and not isinstance(leaf, Variable)]
         return key, tensors, [list(args), kwargs]
@@ -702,6 +814,8 @@ class Function:
         concrete = self._concrete_for(key, tensors, structured)
         concrete.jit_compile = self._jit_compile
         self._note_call(self._tracing_count > traced_before)
+        if concrete.graph.argument_variable_count:
+            return concrete.call_flat(tensors, variables=_argument_variables(structured))
         return concrete.call_flat(tensors)
 
     def _note_call(self, traced):
