@@ -265,6 +265,11 @@ class FuncGraph:
         from .function_introspection import operations_of
         return operations_of(self)
 
+    def as_graph_def(self):
+        """The graph as a GraphDef-like object: ``.node`` lists nodes with ``name``, ``op`` and ``input``."""
+        from .function_introspection import graph_def_of
+        return graph_def_of(self)
+
     # -- comparing traces ------------------------------------------------------
     def signature_of_nodes(self):
         """What two traces must share to be the same graph: nodes, attributes and constants."""

@@ -113,3 +113,35 @@ def test_frequent_retracing_warns_as_tensorflow(capsys):
         f(tf.constant(1))           # one new trace, then none: the window fills with untraced calls
     f(tf.constant(1.0))
     assert "retracing" in capsys.readouterr().err    # still 5 traces in the last 10 calls
+
+
+def test_as_graph_def_lists_nodes_as_tensorflow_names_them():
+    # TensorFlow 2.21 prints, for the tf.function guide's `double`: [] -> a, ['a', 'a'] -> add, ['add'] -> Identity
+    @tf.function
+    def double(a):
+        return a + a
+
+    graph_def = double.get_concrete_function(tf.constant(1)).graph.as_graph_def()
+    assert [(list(n.input), n.name) for n in graph_def.node] == [([], "a"), (["a", "a"], "add"), (["add"], "Identity")]
+    assert [n.op for n in graph_def.node] == ["Placeholder", "AddV2", "Identity"]
+    assert 'name: "add"\n  op: "AddV2"\n  input: "a"\n  input: "a"' in str(graph_def)
+
+
+def test_as_graph_def_shows_constants_variables_and_every_output():
+    v = tf.Variable(1.0)
+
+    @tf.function
+    def f(x, w):
+        v.assign_add(1.0)
+        y = tf.matmul(x, w) * 2.0
+        return tf.nn.relu(y), y
+
+    nodes = f.get_concrete_function(tf.constant([[1.0]]), tf.constant([[2.0]])).graph.as_graph_def().node
+    by_name = {n.name: n for n in nodes}
+    assert [n.op for n in nodes if n.op == "Placeholder"] == ["Placeholder"] * 3   # x, w and v's resource
+    assert by_name["MatMul"].input == ["x", "w"]
+    assert by_name["mul"].op == "Mul" and by_name["mul"].input[0] == "MatMul"
+    assert by_name[by_name["mul"].input[1]].op == "Const"
+    assert by_name["AssignAddVariableOp"].input[0].endswith("/resource")
+    data_inputs = [[i for i in n.input if not i.startswith("^")] for n in nodes if n.op == "Identity"]
+    assert data_inputs[-2:] == [["Relu"], ["mul"]]     # TensorFlow also has control inputs ("^NoOp") here
