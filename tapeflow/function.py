@@ -708,14 +708,18 @@ class Function:
 
     def _counted_trace(self, args, kwargs, specs, dummy_values):
         """A trace that experimental_get_tracing_count counts. As in TensorFlow, the first trace may create
-        variables; if it did, the function is traced again with creation disallowed (counted too), so one that
-        creates variables on every trace raises ValueError."""
+        variables; if it did, the function is traced again with creation disallowed, so one that creates
+        variables on every trace raises ValueError at its first call.
+
+        TensorFlow counts and prints that second trace too; here it is silent and not counted, because
+        tapeflow's Keras trainer builds its metrics inside the first train step (Keras on TensorFlow builds
+        them before tracing), and a fit must print and count its train_step traces as Keras does."""
         first_call = self._tracing_count == 0
         graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, first_call)
         self._tracing_count += 1
         if first_call and graph.created_variables:
-            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, False)
-            self._tracing_count += 1
+            with contextlib.redirect_stdout(io.StringIO()):
+                graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, False)
         return graph
 
     def _concrete_for(self, key, tensors, structured, concrete_shapes=True):

@@ -79,7 +79,7 @@ def test_creating_a_variable_on_every_trace_is_tensorflows_value_error():
     assert len(traces) == 3
 
 
-def test_a_variable_created_once_on_the_first_call_is_allowed_and_traced_twice(capsys):
+def test_a_variable_created_once_on_the_first_call_is_allowed(capsys):
     class Scale:
         v = None
 
@@ -92,10 +92,11 @@ def test_a_variable_created_once_on_the_first_call_is_allowed_and_traced_twice(c
 
     scale = Scale()
     assert float(scale(1.0)) == 2.0
-    assert capsys.readouterr().out == "tracing\ntracing\n"     # TensorFlow prints twice too
-    assert scale.__call__.experimental_get_tracing_count() == 2
-    assert float(scale(tf.constant(3.0))) == 6.0
-    assert scale.__call__.experimental_get_tracing_count() == 3
+    assert float(scale(tf.constant(3.0))) == 6.0                 # a retrace: the variable exists, none created
+    assert float(scale(2.0)) == 4.0
+    # TensorFlow also traces the first call a second time (creation disallowed) and counts and prints it;
+    # tapeflow's check is silent and uncounted (see Function._counted_trace).
+    assert capsys.readouterr().out == "tracing\n" * 3
 
 
 def test_frequent_retracing_warns_as_tensorflow(capsys):
