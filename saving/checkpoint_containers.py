@@ -1,4 +1,5 @@
-"""Lists and dicts attached to a ``tf.train.Checkpoint`` (TensorFlow's ListWrapper / DictWrapper).
+"""Lists and dicts attached to a ``tf.train.Checkpoint`` (TensorFlow's ListWrapper / DictWrapper), or to a
+``tf.Module`` while a restore waits for its children.
 
 A list or dict set as an attribute of a Checkpoint is stored as a ``TrackedList`` / ``TrackedDict``: a
 copy that tells pending restorations when items are added, so ``ckpt.listed = []`` followed by
@@ -94,6 +95,22 @@ class TrackedDict(dict):
         value = super().setdefault(key, default)
         self._changed()
         return value
+
+
+def watch_module(module):
+    """Makes attributes set on ``module`` (a tf.Module, not a Layer) resume the restorations waiting on it."""
+    module.__dict__.setdefault("_deferred_restorations", [])
+    module.__dict__["_attribute_set_hook"] = _module_attribute_set
+
+
+def _module_attribute_set(module, name, value):
+    from .trackable_graph import is_trackable
+    value = tracked(value)
+    object.__setattr__(module, name, value)
+    if is_trackable(value):
+        resume_deferred(module)
+    if not module._deferred_restorations:
+        del module.__dict__["_attribute_set_hook"]    # nothing waits any more: plain attributes again
 
 
 def tracked(value):

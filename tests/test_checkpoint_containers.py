@@ -90,3 +90,22 @@ def test_a_save_counter_read_before_it_exists_is_restored_when_created(tmp_path)
     restorer = tf.train.Checkpoint(v=tf.Variable(0.0))
     restorer.restore(path).assert_consumed()
     assert int(restorer.save_counter.numpy()) == 2
+
+
+class _Holder(tf.Module):
+    pass
+
+
+def test_a_module_gets_attributes_and_list_items_set_after_restore(tmp_path):
+    saved = _Holder()
+    saved.listed = [tf.Variable(5.0)]
+    saved.v = tf.Variable(7.0)
+    path = tf.train.Checkpoint(m=saved).save(str(tmp_path / "m"))
+    module = _Holder()
+    status = tf.train.Checkpoint(m=module).restore(path)
+    module.listed = []
+    item = tf.Variable(0.0)
+    module.listed.append(item)
+    module.v = tf.Variable(0.0)
+    assert (item.numpy(), module.v.numpy()) == (5.0, 7.0)
+    status.assert_consumed()
