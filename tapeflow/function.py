@@ -353,6 +353,11 @@ class ConcreteFunction:
         return tuple(self.graph.input_specs)
 
     @property
+    def structured_outputs(self):
+        """The traced outputs' structure (symbolic tensors and Python values), as TensorFlow shows it."""
+        return getattr(self.graph, "structured_outputs", None)
+
+    @property
     def variables(self):
         return tuple(self.graph.variables)
 
@@ -400,6 +405,9 @@ class ConcreteFunction:
         for given, leaf in zip(flat, flat_traced):
             if isinstance(leaf, TensorSpec):
                 tensors.append(given)
+            elif not isinstance(leaf, Variable) and not _same_python_value(given, leaf):
+                raise TypeError(f"{self.name}: the trace was made with the Python value {leaf!r} where "
+                                f"{given!r} is given; trace another concrete function for it")
             elif isinstance(leaf, Variable):
                 if not isinstance(given, Variable):
                     raise TypeError(f"{self.name}: expected a tf.Variable where the trace had one, got "
@@ -506,6 +514,17 @@ def _argument_variables(structure):
     return out
 
 
+def _same_python_value(given, traced):
+    try:
+        return type(given) is type(traced) and bool(given == traced)
+    except Exception:
+        return given is traced
+
+
+def _python_only(structure):
+    return not any(isinstance(leaf, (TensorSpec, Variable)) for leaf in nest.flatten(structure))
+
+
 def _arranged_like(python_function, traced, args, kwargs, name):
     """A concrete function's call arguments laid out as its trace's were ([positional], {keyword}):
     each given by position or by keyword, as the Python function's parameters allow."""
@@ -515,7 +534,7 @@ def _arranged_like(python_function, traced, args, kwargs, name):
         return list(args), {}
     try:
         signature = inspect.signature(python_function)
-        call = dict(signature.bind(*args, **kwargs).arguments)
+        call = dict(signature.bind_partial(*args, **kwargs).arguments)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{name}: {e}") from None
     new_args = []
@@ -523,9 +542,12 @@ def _arranged_like(python_function, traced, args, kwargs, name):
         if len(new_args) >= len(traced_args):
             break
         if param.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
-            if param_name not in call:
+            if param_name in call:
+                new_args.append(call.pop(param_name))
+            elif _python_only(traced_args[len(new_args)]):    # a Python value the trace holds: bound already
+                new_args.append(traced_args[len(new_args)])
+            else:
                 raise TypeError(f"{name}: missing required argument {param_name!r}")
-            new_args.append(call.pop(param_name))
         elif param.kind is inspect.Parameter.VAR_POSITIONAL:
             new_args.extend(call.pop(param_name, ()))
         else:
@@ -539,6 +561,8 @@ def _arranged_like(python_function, traced, args, kwargs, name):
             new_kwargs[key] = call.pop(key)
         elif key in extra:
             new_kwargs[key] = extra.pop(key)
+        elif _python_only(traced_kwargs[key]):
+            new_kwargs[key] = traced_kwargs[key]
         else:
             raise TypeError(f"{name}: missing required argument {key!r}")
     if call or extra or len(new_args) != len(traced_args):
@@ -872,6 +896,20 @@ class Function:
             entry = self._cache.get(key)
             if entry is None:
                 graph = self._counted_trace(list(args), kwargs, specs, [s.dummy_value() for s in specs])
+                entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
+            return entry
+        flat = nest.flatten([list(args), kwargs])
+        if self._input_signature is None and any(isinstance(a, TensorSpec) for a in flat):
+            # TensorSpecs beside Python values (pow.get_concrete_function(a=TensorSpec(...), b=2)) or tensors
+            key = self._canonical(args, kwargs)[0]
+            entry = self._cache.get(key)
+            if entry is None:
+                leaves = [leaf if isinstance(leaf, TensorSpec) else convert_to_tensor(leaf) for leaf in flat
+                          if isinstance(leaf, (Tensor, np.ndarray, np.generic, TensorSpec))
+                          and not isinstance(leaf, Variable)]
+                specs = [leaf if isinstance(leaf, TensorSpec) else TensorSpec.from_tensor(leaf) for leaf in leaves]
+                values = [leaf.dummy_value() if isinstance(leaf, TensorSpec) else leaf._value for leaf in leaves]
+                graph = self._counted_trace(list(args), kwargs, specs, values)
                 entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
             return entry
         key, tensors, structured = self._canonical(args, kwargs)

@@ -92,3 +92,22 @@ def test_concrete_functions_accept_keyword_arguments():
         concrete(tf.constant(1.0))
     with pytest.raises(TypeError, match="unexpected"):
         concrete(tf.constant(1.0), z=tf.constant(1.0), w=tf.constant(1.0))
+
+
+def test_python_values_traced_into_a_concrete_function_are_bound():
+    # The tf.function guide's `square = pow.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)`
+    @tf.function
+    def power(a, b):
+        return a ** b
+
+    square = power.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
+    assert float(square(tf.constant(10.0))) == 100.0
+    assert float(square(a=tf.constant(3.0), b=2)) == 9.0
+    with pytest.raises(TypeError):
+        square(tf.constant(3.0), b=3)       # TensorFlow: "Can not cast 3 to Literal[2]"
+    x = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = square(x)
+    assert float(tape.gradient(y, x)) == 6.0
+    assert square.structured_outputs.dtype == tf.float32
