@@ -27,6 +27,7 @@ import numpy as np
 
 from tapeflow.framework.variables import Variable
 
+from .checkpoint_containers import resume_deferred, tracked
 from .checkpoint_file import GRAPH_KEY, CheckpointReader, file_of, write_checkpoint
 from .checkpoint_restore import Restoration
 from .checkpoint_state import read_state, write_state
@@ -86,7 +87,7 @@ class Checkpoint:
         object.__setattr__(self, "_root", root)
         object.__setattr__(self, "_attached", OrderedDict())
         object.__setattr__(self, "_deferred_restorations", [])
-        object.__setattr__(self, "_save_counter", Variable(np.int64(0), trainable=False, name="save_counter"))
+        object.__setattr__(self, "_save_counter", None)   # created by save(), restore() or reading the property
         for name, value in kwargs.items():
             _check_trackable(name, value)
             if root is not None and any(n == name for n, _ in children(root)):
@@ -95,25 +96,31 @@ class Checkpoint:
             setattr(self, name, value)
 
     def __setattr__(self, name, value):
-        object.__setattr__(self, name, value)
         if name.startswith("_"):
+            object.__setattr__(self, name, value)
             return
+        value = tracked(value)
+        object.__setattr__(self, name, value)
         if is_trackable(value):
             self._attached[name] = value
-            for restoration in list(self._deferred_restorations):
-                restoration.resume(self)
-                if not any(entry[0] is self for entry in restoration.pending.values()):
-                    self._deferred_restorations.remove(restoration)
+            resume_deferred(self)
         else:
             self._attached.pop(name, None)
 
     def _checkpoint_children(self):
         out = children(self._root) if self._root is not None else []
-        return out + list(self._attached.items()) + [("save_counter", self._save_counter)]
+        counter = [] if self._save_counter is None else [("save_counter", self._save_counter)]
+        return out + list(self._attached.items()) + counter
 
     @property
     def save_counter(self):
-        """An int64 variable: the number of ``save()`` calls, which numbers the checkpoints."""
+        """An int64 variable: the number of ``save()`` calls, which numbers the checkpoints.
+
+        As in TensorFlow it exists (and is saved) only once ``save()``, ``restore()`` or this property
+        created it: ``write()`` on a fresh Checkpoint saves no counter."""
+        if self._save_counter is None:
+            object.__setattr__(self, "_save_counter", Variable(np.int64(0), trainable=False, name="save_counter"))
+            resume_deferred(self)
         return self._save_counter
 
     # ------------------------------------------------------------ write ---
@@ -130,12 +137,13 @@ class Checkpoint:
     def save(self, file_prefix, options=None):
         """Saves a numbered checkpoint ``<file_prefix>-<save_counter>`` and returns its prefix."""
         file_prefix = os.fspath(file_prefix)
-        previous = self._save_counter.numpy()
-        self._save_counter.assign_add(1)
+        counter = self.save_counter
+        previous = counter.numpy()
+        counter.assign_add(1)
         try:
-            path = self.write(f"{file_prefix}-{int(self._save_counter.numpy())}", options)
+            path = self.write(f"{file_prefix}-{int(counter.numpy())}", options)
         except BaseException:
-            self._save_counter.assign(previous)
+            counter.assign(previous)
             raise
         write_state(os.path.dirname(file_prefix) or ".", path, [path])
         return path
@@ -157,6 +165,7 @@ class Checkpoint:
         ``save_path=None`` restores nothing (``InitializationOnlyStatus``)."""
         if save_path is None:
             return InitializationOnlyStatus()
+        self.save_counter   # noqa: B018 -- TensorFlow's restore creates the counter, so the checkpoint's restores it
         save_path = os.fspath(save_path)
         if os.path.isdir(save_path):
             latest = latest_checkpoint(save_path)

@@ -18,8 +18,10 @@ import numpy as np
 from tapeflow import init_scope
 from tapeflow.framework.variables import Variable
 from tapeflow.layers.layer import Layer
+from tapeflow.module import Module
 from tapeflow.optimizers import Optimizer
 
+from .checkpoint_containers import watch_module
 from .errors import FileContentError
 from .trackable_graph import ObjectGraph, children, escape
 
@@ -118,7 +120,8 @@ class Restoration:
 
     @staticmethod
     def _can_grow(live):
-        return (isinstance(live, Layer) and not live.built) or hasattr(live, "_checkpoint_children")
+        return ((isinstance(live, Layer) and not live.built) or hasattr(live, "_checkpoint_children")
+                or (isinstance(live, Module) and not isinstance(live, Layer)))
 
     def _defer(self, parent, name, node_id):
         entry = self.pending.get(id(parent))
@@ -126,7 +129,11 @@ class Restoration:
             entry = self.pending[id(parent)] = (parent, {})
             if isinstance(parent, Layer):
                 _install_build_hook(parent, self)
-            else:
+            elif isinstance(parent, Module):
+                watch_module(parent)
+                if self not in parent._deferred_restorations:
+                    parent._deferred_restorations.append(self)
+            elif self not in parent._deferred_restorations:
                 parent._deferred_restorations.append(self)
         entry[1][name] = node_id
 

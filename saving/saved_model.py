@@ -30,6 +30,7 @@ from .errors import FileContentError
 from .graph_io import LoadedGraph, graph_to_data
 from .graph_validation import constant_specs, validate_document, variable_specs
 from .saved_model_arrays import read_arrays
+from .saved_model_inputs import decode_inputs, encode_inputs, match_inputs
 
 FORMAT = "tapeflow-saved-model"
 VERSION = 1
@@ -139,7 +140,8 @@ class _Saver:
         return {
             "input_signature": None if function.input_signature is None else
             [s.to_json() for s in function.input_signature],
-            "concretes": [{"polymorphic": c.polymorphic, "graph": self._graph(c.graph, f"{key}/{k}")}
+            "concretes": [{"polymorphic": c.polymorphic, "graph": self._graph(c.graph, f"{key}/{k}"),
+                           "input_structure": encode_inputs(c.graph)}
                           for k, c in enumerate(concretes)],
         }
 
@@ -194,23 +196,43 @@ class _UserObject(Module):
 class RestoredFunction:
     """A loaded tf.function: dispatches to the saved trace whose signature matches the arguments."""
 
-    def __init__(self, name, concretes, input_signature):
+    def __init__(self, name, concretes, input_signature, input_structures=None):
         self.__name__ = name
         self._concretes = concretes
         self.input_signature = input_signature
+        self._input_structures = input_structures or [None] * len(concretes)
 
     def concrete_functions(self):
         return list(self._concretes)
 
     traced_concrete_functions = concrete_functions   # a loaded trace holds no specialised ones
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         from tapeflow.framework import nest
         from tapeflow.framework.conversion import convert_to_tensor
+        errors = []
+        for concrete, structure in zip(self._concretes, self._input_structures):
+            if structure is None:
+                continue
+            given = match_inputs(structure, args, kwargs)   # the call's arguments as the trace's were laid out
+            if given is None:
+                continue
+            try:
+                converted = [convert_to_tensor(a._as_tensor() if isinstance(a, Variable) else a, dtype=s.dtype)
+                             for a, s in zip(given, concrete.structured_input_signature)]
+                concrete._check_inputs(converted)
+            except (TypeError, ValueError) as err:
+                errors.append(str(err))
+                continue
+            return concrete.call_flat(converted)
+        if kwargs:
+            raise ValueError(f"Could not find a saved trace of {self.__name__!r} matching the arguments {args!r} "
+                             f"and keyword arguments {kwargs!r}" + (f" ({errors[-1]})" if errors else ""))
         flat = nest.flatten(list(args))
         tensors = [a._as_tensor() if isinstance(a, Variable) else a for a in flat]
-        errors = []
-        for concrete in self._concretes:
+        for concrete, structure in zip(self._concretes, self._input_structures):
+            if structure is not None:
+                continue
             specs = concrete.structured_input_signature
             if len(specs) != len(tensors):
                 continue
@@ -346,7 +368,11 @@ class _Loader:
                 loaded.extend((attr, c) for c in concretes)
                 specs = fdata["input_signature"]
                 signature = None if specs is None else [TensorSpec.from_json(s) for s in specs]
-                setattr(obj, attr, RestoredFunction(attr, concretes, signature))
+                structures = [None if c.get("input_structure") is None else
+                              decode_inputs(c["input_structure"], len(concrete.graph.input_specs),
+                                            f"{attr}.concretes[{k}].input_structure")
+                              for k, (c, concrete) in enumerate(zip(fdata["concretes"], concretes))]
+                setattr(obj, attr, RestoredFunction(attr, concretes, signature, structures))
         root = self.objects[0]
         for name, sdata in (self.document.get("signatures") or {}).items():
             root.signatures[name] = ConcreteFunction(self.graph(sdata["graph"]), polymorphic=sdata["polymorphic"],

@@ -44,6 +44,7 @@ from .framework.tensor_shape import TensorShape
 from .framework.tensor_spec import TensorSpec
 from .config.execution import functions_run_eagerly
 from .framework.logging_util import warn
+from .framework import variables as _variables_module
 from .framework.variables import Variable, assign_shape_error
 from .graph_passes import optimized_copy
 from .graph_replay import ASSIGN, ASSIGN_METHODS, READ, ArrayReplay, output_count_error
@@ -111,6 +112,16 @@ class OutputLeaf:
         self.python = python
 
 
+def _note_variable_created(variable):
+    graph = recording.tracing_graph()
+    while graph is not None:
+        graph.created_variables = True
+        graph = graph.parent
+
+
+_variables_module.creation_observers.append(_note_variable_created)
+
+
 class FuncGraph:
     """The recorded nodes of one trace.
 
@@ -118,6 +129,9 @@ class FuncGraph:
     ``("capture", i)`` (a tensor of an enclosing graph; gradient graphs only) or
     ``("node", k, j)`` (output j of node k). Nodes are ``[op_type, refs, attrs, n_out]``.
     """
+
+    created_variables = False   # set when a tf.Variable is created while this graph (or a child) is traced
+    argument_variable_count = 0  # variables[:n] are the variable arguments of the traced call (by first use)
 
     def __init__(self, name, parent=None):
         self.name = name
@@ -251,6 +265,11 @@ class FuncGraph:
         from .function_introspection import operations_of
         return operations_of(self)
 
+    def as_graph_def(self):
+        """The graph as a GraphDef-like object: ``.node`` lists nodes with ``name``, ``op`` and ``input``."""
+        from .function_introspection import graph_def_of
+        return graph_def_of(self)
+
     # -- comparing traces ------------------------------------------------------
     def signature_of_nodes(self):
         """What two traces must share to be the same graph: nodes, attributes and constants."""
@@ -334,6 +353,11 @@ class ConcreteFunction:
         return tuple(self.graph.input_specs)
 
     @property
+    def structured_outputs(self):
+        """The traced outputs' structure (symbolic tensors and Python values), as TensorFlow shows it."""
+        return getattr(self.graph, "structured_outputs", None)
+
+    @property
     def variables(self):
         return tuple(self.graph.variables)
 
@@ -358,19 +382,57 @@ class ConcreteFunction:
             out.append(t)
         return out
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        traced = getattr(self.graph, "structured_inputs", None)
+        if kwargs or self.graph.argument_variable_count or (traced is not None and traced[1]):
+            tensors, variables = self._bind_structured(args, kwargs)
+            return self.call_flat(self._check_inputs(tensors), variables=variables)
         return self.call_flat(self._check_inputs(nest.flatten(list(args))))
 
-    def call_flat(self, inputs, captures=()):
-        """Replays the nodes on ``inputs`` (while tracing another function, this inlines them)."""
+    def _bind_structured(self, args, kwargs):
+        """(tensors, variables) of a call by the traced function's parameters, keywords included, laid out
+        as the trace's arguments were."""
+        traced = getattr(self.graph, "structured_inputs", None)
+        if traced is None:
+            raise TypeError(f"{self.name}: this concrete function takes tensors by position only")
+        args, kwargs = _arranged_like(self.graph.python_function, traced, args, kwargs, self.name)
+        try:
+            nest.assert_same_structure(traced, [args, kwargs], check_types=False)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{self.name}: the arguments do not have the structure of the traced ones: {e}") from None
+        flat, flat_traced = nest.flatten([args, kwargs]), nest.flatten(traced)
+        tensors, variables = [], []
+        for given, leaf in zip(flat, flat_traced):
+            if isinstance(leaf, TensorSpec):
+                tensors.append(given)
+            elif not isinstance(leaf, Variable) and not _same_python_value(given, leaf):
+                raise TypeError(f"{self.name}: the trace was made with the Python value {leaf!r} where "
+                                f"{given!r} is given; trace another concrete function for it")
+            elif isinstance(leaf, Variable):
+                if not isinstance(given, Variable):
+                    raise TypeError(f"{self.name}: expected a tf.Variable where the trace had one, got "
+                                    f"{type(given).__name__}")
+                if not any(given is v for v in variables):
+                    variables.append(given)
+        if len(variables) != self.graph.argument_variable_count:
+            raise TypeError(f"{self.name}: the variable arguments alias differently from the traced call")
+        return tensors, variables if variables else None
+
+    def call_flat(self, inputs, captures=(), variables=None):
+        """Replays the nodes on ``inputs`` (while tracing another function, this inlines them).
+
+        ``variables``: the call's variable arguments, in place of those the trace was called with."""
+        graph_variables = self.graph.variables
+        if variables is not None:
+            graph_variables = list(variables) + graph_variables[self.graph.argument_variable_count:]
         state = recording.current()
         if state is None or not (state.graph is not None or state.tapes or state.accumulators or state.watchers
                                  or recording.numerics_checked()):
             replay = self.compiled() if self.jit_compile else self._array_replay
-            return replay(inputs, self._graph_constants, captures, self.graph.variables)
+            return replay(inputs, self._graph_constants, captures, graph_variables)
         values = [None] * self._n_slots
         constants = self._constants
-        variables = self.graph.variables
+        variables = graph_variables
 
         def get(s):
             kind, i = s
@@ -411,7 +473,7 @@ class ConcreteFunction:
 # ------------------------------------------------------------- tracing ---
 def _leaf_key(leaf):
     if isinstance(leaf, Variable):
-        return ("variable", leaf._id)
+        return ("variable", leaf)   # keyed by spec and aliasing in _variable_keys
     if isinstance(leaf, (Tensor, np.ndarray, np.generic)):
         t = convert_to_tensor(leaf)
         return ("tensor", tuple(t._value.shape), t.dtype.name)
@@ -423,6 +485,91 @@ def _leaf_key(leaf):
         raise TypeError(f"tf.function arguments must be tensors or hashable Python values, got "
                         f"{type(leaf).__name__}") from None
     return ("python", type(leaf).__name__, leaf)
+
+
+def _variable_keys(leaves):
+    """Variables are keyed as TensorFlow keys them: by shape, dtype and trainability, and by which arguments
+    are the same variable, not by identity (one trace serves every variable of that spec)."""
+    seen = []
+    out = []
+    for leaf in leaves:
+        if leaf[0] != "variable":
+            out.append(leaf)
+            continue
+        var = leaf[1]
+        alias = next((i for i, v in enumerate(seen) if v is var), None)
+        if alias is None:
+            alias = len(seen)
+            seen.append(var)
+        out.append(("variable", tuple(var._value.shape), var.dtype.name, bool(var.trainable), alias))
+    return out
+
+
+def _argument_variables(structure):
+    """The distinct Variables among a call's arguments, in flatten order."""
+    out = []
+    for leaf in nest.flatten(structure):
+        if isinstance(leaf, Variable) and not any(leaf is v for v in out):
+            out.append(leaf)
+    return out
+
+
+def _same_python_value(given, traced):
+    try:
+        return type(given) is type(traced) and bool(given == traced)
+    except Exception:
+        return given is traced
+
+
+def _python_only(structure):
+    return not any(isinstance(leaf, (TensorSpec, Variable)) for leaf in nest.flatten(structure))
+
+
+def _arranged_like(python_function, traced, args, kwargs, name):
+    """A concrete function's call arguments laid out as its trace's were ([positional], {keyword}):
+    each given by position or by keyword, as the Python function's parameters allow."""
+    import inspect
+    traced_args, traced_kwargs = traced
+    if not kwargs and len(args) == len(traced_args) and not traced_kwargs:
+        return list(args), {}
+    try:
+        signature = inspect.signature(python_function)
+        call = dict(signature.bind_partial(*args, **kwargs).arguments)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}: {e}") from None
+    new_args = []
+    for param_name, param in signature.parameters.items():
+        if len(new_args) >= len(traced_args):
+            break
+        if param.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            if param_name in call:
+                new_args.append(call.pop(param_name))
+            elif _python_only(traced_args[len(new_args)]):    # a Python value the trace holds: bound already
+                new_args.append(traced_args[len(new_args)])
+            else:
+                raise TypeError(f"{name}: missing required argument {param_name!r}")
+        elif param.kind is inspect.Parameter.VAR_POSITIONAL:
+            new_args.extend(call.pop(param_name, ()))
+        else:
+            break
+    var_keyword = next((n for n, p in signature.parameters.items() if p.kind is inspect.Parameter.VAR_KEYWORD),
+                       None)
+    extra = dict(call.pop(var_keyword, {})) if var_keyword else {}
+    new_kwargs = {}
+    for key in traced_kwargs:
+        if key in call:
+            new_kwargs[key] = call.pop(key)
+        elif key in extra:
+            new_kwargs[key] = extra.pop(key)
+        elif _python_only(traced_kwargs[key]):
+            new_kwargs[key] = traced_kwargs[key]
+        else:
+            raise TypeError(f"{name}: missing required argument {key!r}")
+    if call or extra or len(new_args) != len(traced_args):
+        unexpected = sorted(call) + sorted(extra)
+        raise TypeError(f"{name}: the arguments do not match the traced call"
+                        + (f" (unexpected: {', '.join(unexpected)})" if unexpected else ""))
+    return new_args, new_kwargs
 
 
 _STRUCTURE_KEYS = {}    # number of flat positional arguments -> their structure key
@@ -468,6 +615,10 @@ def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_var
         lambda leaf: next(specs_left) if isinstance(leaf, (Tensor, np.ndarray, np.generic, TensorSpec)) else leaf,
         [list(args), dict(kwargs)])
     graph.python_function = python_function
+    argument_variables = _argument_variables([list(args), dict(kwargs)])
+    for var in argument_variables:
+        graph.variable_index(var)
+    graph.argument_variable_count = len(argument_variables)
     with recording.tracing_into(graph):
         placeholders = iter([graph.placeholder(s, v) for s, v in zip(specs, dummy_values)])
 
@@ -543,7 +694,10 @@ class Function:
             if fast is not None:     # the common call: tensors and Python scalars, no nesting
                 return fast[0], fast[1], [list(args), {}]
         flat_args = nest.flatten([list(args), kwargs])
-        key = (tuple(_leaf_key(leaf) for leaf in flat_args), _structure_key([list(args), kwargs]))
+        leaves = [_leaf_key(leaf) for leaf in flat_args]
+        if any(leaf[0] == "variable" for leaf in leaves):
+            leaves = _variable_keys(leaves)
+        key = (tuple(leaves), _structure_key([list(args), kwargs]))
         tensors = [convert_to_tensor(leaf) for leaf in flat_args
                    if isinstance(leaf, (Tensor, np.ndarray, np.generic)) and not isinstance(leaf, Variable)]
         return key, tensors, [list(args), kwargs]
@@ -576,9 +730,24 @@ class Function:
         structured = list(tensors) if plain else nest.pack_sequence_as(list(args), tensors)
         return ("signature",), tensors, [structured, {}]
 
+    def _counted_trace(self, args, kwargs, specs, dummy_values):
+        """A trace that experimental_get_tracing_count counts. As in TensorFlow, the first trace may create
+        variables; if it did, the function is traced again with creation disallowed, so one that creates
+        variables on every trace raises ValueError at its first call.
+
+        TensorFlow counts and prints that second trace too; here it is silent and not counted, because
+        tapeflow's Keras trainer builds its metrics inside the first train step (Keras on TensorFlow builds
+        them before tracing), and a fit must print and count its train_step traces as Keras does."""
+        first_call = self._tracing_count == 0
+        graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, first_call)
+        self._tracing_count += 1
+        if first_call and graph.created_variables:
+            with contextlib.redirect_stdout(io.StringIO()):
+                graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, False)
+        return graph
+
     def _concrete_for(self, key, tensors, structured, concrete_shapes=True):
         args, kwargs = structured
-        first_call = self._tracing_count == 0
         entry = self._cache.get(key)
         if entry is not None:
             if entry.polymorphic:
@@ -587,19 +756,17 @@ class Function:
             if specialised is not None:
                 return specialised
         if self._input_signature is None and self._reduce_retracing:
-            relaxed = self._relaxed_concrete(key, tensors, structured, first_call)
+            relaxed = self._relaxed_concrete(key, tensors, structured)
             if relaxed is not None:
                 return relaxed
         if self._input_signature is None:
             specs = [TensorSpec.from_tensor(t) for t in tensors]
-            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
-                           first_call)
-            self._tracing_count += 1
+            graph = self._counted_trace(args, kwargs, specs, [t._value for t in tensors])
             entry = ConcreteFunction(graph, polymorphic=True, name=self._name)
             self._cache[key] = entry
             return entry
         if entry is None:
-            entry = self._trace_signature(args, first_call)
+            entry = self._trace_signature(args)
             self._cache[key] = entry
             if entry.polymorphic or not concrete_shapes:
                 return entry
@@ -608,12 +775,12 @@ class Function:
         concrete = [TensorSpec(t.shape, t.dtype) for t in tensors]
         with contextlib.redirect_stdout(io.StringIO()):
             graph = _trace(self._traced_function(), self._name, args, {}, concrete, [t._value for t in tensors],
-                           first_call)
+                           False)
         specialised = ConcreteFunction(graph, polymorphic=False, name=self._name)
         entry.specialised[tuple(tuple(t.shape) for t in tensors)] = specialised
         return specialised
 
-    def _relaxed_concrete(self, key, tensors, structured, first_call):
+    def _relaxed_concrete(self, key, tensors, structured):
         """reduce_retracing: a call whose tensor shapes differ from an earlier trace of the same structure,
         dtypes and ranks is traced once with the differing dimensions unknown, and that trace serves every
         later call it fits. None: trace the exact shapes (the first call of a structure)."""
@@ -631,9 +798,7 @@ class Function:
             specs = [TensorSpec([a if a == b else None for a, b in zip(s.shape, t.shape)], t.dtype)
                      for s, t in zip(specs, tensors)]
             args, kwargs = structured
-            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
-                           first_call)
-            self._tracing_count += 1
+            graph = self._counted_trace(args, kwargs, specs, [t._value for t in tensors])
             try:     # a second, silent trace at the earlier shapes: does the graph depend on them? (not counted)
                 with contextlib.redirect_stdout(io.StringIO()):
                     other = _trace(self._traced_function(), self._name, args, kwargs, specs, previous, False)
@@ -651,24 +816,21 @@ class Function:
         specialised = entry.specialised.get(shapes)
         if specialised is None:
             args, kwargs = structured
-            graph = _trace(self._traced_function(), self._name, args, kwargs,
-                           [TensorSpec.from_tensor(t) for t in tensors], [t._value for t in tensors], first_call)
-            self._tracing_count += 1
+            graph = self._counted_trace(args, kwargs, [TensorSpec.from_tensor(t) for t in tensors],
+                                        [t._value for t in tensors])
             specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
         return specialised
 
-    def _trace_signature(self, args, creates_variables):
+    def _trace_signature(self, args):
         """Traces the input_signature; checks whether the graph is shape-polymorphic."""
         specs = self._input_signature
         unknown = any(s.shape.rank is None or None in s.shape.dims for s in specs)
-        graph = _trace(self._traced_function(), self._name, args, {}, specs, [_sized_dummy(s, 2) for s in specs],
-                       creates_variables)
-        self._tracing_count += 1
+        graph = self._counted_trace(args, {}, specs, [_sized_dummy(s, 2) for s in specs])
         polymorphic = not (unknown and self._jit_compile)  # compiled code is specialised to each call's shapes
         if unknown and polymorphic:  # a second, silent trace at other sizes: is the graph shape-specialised? (not counted)
             with contextlib.redirect_stdout(io.StringIO()):
                 other = _trace(self._traced_function(), self._name, args, {}, specs,
-                               [_sized_dummy(s, 3) for s in specs], creates_variables)
+                               [_sized_dummy(s, 3) for s in specs], False)
             polymorphic = graph.signature_of_nodes() == other.signature_of_nodes()
         entry = ConcreteFunction(graph, polymorphic=polymorphic, name=self._name)
         entry.specialised = {}
@@ -685,6 +847,8 @@ class Function:
         concrete = self._concrete_for(key, tensors, structured)
         concrete.jit_compile = self._jit_compile
         self._note_call(self._tracing_count > traced_before)
+        if concrete.graph.argument_variable_count:
+            return concrete.call_flat(tensors, variables=_argument_variables(structured))
         return concrete.call_flat(tensors)
 
     def _note_call(self, traced):
@@ -725,15 +889,27 @@ class Function:
             if self._input_signature is not None:
                 entry = self._cache.get(("signature",))
                 if entry is None:
-                    entry = self._trace_signature(list(args), self._tracing_count == 0)
+                    entry = self._trace_signature(list(args))
                     self._cache[("signature",)] = entry
                 return entry
             key = self._canonical(args, kwargs)[0]
             entry = self._cache.get(key)
             if entry is None:
-                graph = _trace(self._traced_function(), self._name, list(args), kwargs, specs,
-                               [s.dummy_value() for s in specs], self._tracing_count == 0)
-                self._tracing_count += 1
+                graph = self._counted_trace(list(args), kwargs, specs, [s.dummy_value() for s in specs])
+                entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
+            return entry
+        flat = nest.flatten([list(args), kwargs])
+        if self._input_signature is None and any(isinstance(a, TensorSpec) for a in flat):
+            # TensorSpecs beside Python values (pow.get_concrete_function(a=TensorSpec(...), b=2)) or tensors
+            key = self._canonical(args, kwargs)[0]
+            entry = self._cache.get(key)
+            if entry is None:
+                leaves = [leaf if isinstance(leaf, TensorSpec) else convert_to_tensor(leaf) for leaf in flat
+                          if isinstance(leaf, (Tensor, np.ndarray, np.generic, TensorSpec))
+                          and not isinstance(leaf, Variable)]
+                specs = [leaf if isinstance(leaf, TensorSpec) else TensorSpec.from_tensor(leaf) for leaf in leaves]
+                values = [leaf.dummy_value() if isinstance(leaf, TensorSpec) else leaf._value for leaf in leaves]
+                graph = self._counted_trace(list(args), kwargs, specs, values)
                 entry = self._cache[key] = ConcreteFunction(graph, polymorphic=True, name=self._name)
             return entry
         key, tensors, structured = self._canonical(args, kwargs)

@@ -58,6 +58,14 @@ class Module:
         self._name = name
         self._scope_name = name
 
+    def __setattr__(self, name, value):
+        # A checkpoint restore waiting for children of this module installs a hook (saving/checkpoint_containers)
+        hook = self.__dict__.get("_attribute_set_hook")
+        if hook is None or name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            hook(self, name, value)
+
     @property
     def name(self):
         return self._name

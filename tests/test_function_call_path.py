@@ -52,8 +52,11 @@ def test_python_values_variables_and_nesting_still_decide_retracing():
     def read(var):
         return var * 2.0
 
-    read(v), read(v)
-    read(w)                                               # another variable: its own trace
+    assert float(read(v)) == 2.0 and float(read(v)) == 2.0
+    w.assign(5.0)
+    assert float(read(w)) == 10.0                         # another variable of the same spec: the same trace (TF)
+    assert read.experimental_get_tracing_count() == 1
+    read(tf.Variable(1.0, trainable=False))               # trainability is part of the spec
     assert read.experimental_get_tracing_count() == 2
 
 

@@ -69,3 +69,11 @@ def is_pure(op_type):
     if op_type not in _FORWARDS or op_type in _TRACE_FORWARDS:
         return False
     return op_type in PURE_OPS or op_type in DECLARED_PURE
+
+
+def is_removable(op_type):
+    """Whether an unread node of ``op_type`` may be dropped (dead-code elimination, as TensorFlow prunes
+    what no output or stateful op needs). Every pure op, and also a listed op whose trace value is only a
+    stand-in (GatherV2: indices may be out of the placeholder's range): such a node is never folded or merged
+    by its trace value, but when nothing reads it, its forward (pure) has nothing to do."""
+    return op_type in _FORWARDS and (op_type in PURE_OPS or op_type in DECLARED_PURE)

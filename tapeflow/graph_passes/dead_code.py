@@ -1,4 +1,4 @@
-"""Dead-code elimination: pure nodes whose outputs nothing reads are removed.
+"""Dead-code elimination: pure nodes whose outputs nothing reads are removed (op_purity.is_removable).
 
 Impure nodes (variable reads and assigns, deferred Python calls, prints, checks,
 random draws, any op not declared pure) always stay, and so does what they read.
@@ -14,7 +14,7 @@ def eliminate_dead_code(graph):
         node = graph.nodes[k]
         if node is None:
             continue
-        if graph.is_pure(k) and not any(("node", k, j) in live for j in range(node[3])):
+        if graph.is_removable(k) and not any(("node", k, j) in live for j in range(node[3])):
             graph.nodes[k] = None
             removed += 1
             continue

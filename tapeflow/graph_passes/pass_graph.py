@@ -10,7 +10,7 @@ and deleting nodes; ``compact`` then renumbers what is left.
 """
 import numpy as np
 
-from ..framework.op_purity import SHAPE_FROM_SHAPES, is_pure
+from ..framework.op_purity import SHAPE_FROM_SHAPES, is_pure, is_removable
 
 VARIABLE_READ = "__VariableRead__"
 VARIABLE_ASSIGN = "__VariableAssign__"
@@ -49,6 +49,9 @@ class PassGraph:
     # -- facts -------------------------------------------------------------------
     def is_pure(self, k):
         return is_pure(self.nodes[k][0])
+
+    def is_removable(self, k):
+        return is_removable(self.nodes[k][0])
 
     def constant(self, ref):
         """The constant array ``ref`` stands for, or None."""
