@@ -41,7 +41,7 @@ def _add_grad(op, grad):
 def add(x, y, name=None):
     x, y = binary_args(x, y, "AddV2")
     if x._value.dtype == object:   # strings concatenate, elementwise with broadcasting
-        return execute("StringJoin", (x, y), {"separator": b""})
+        return execute("StringJoin", (x, y), {"separator": ""})
     return execute("AddV2", (x, y))
 
 

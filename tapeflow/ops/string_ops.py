@@ -42,6 +42,7 @@ def string_tensor(x, what):
 # ------------------------------------------------------------------ joining ---
 @_string_op("StringJoin")
 def _join_fwd(*inputs, separator):
+    separator = _attr_bytes(separator)
     arrays = np.broadcast_arrays(*[np.asarray(a) for a in inputs])
     shape = arrays[0].shape if arrays else ()
     out = np.empty(shape, dtype=object)
@@ -60,20 +61,20 @@ def string_join(inputs, separator="", name=None):
     except ValueError:
         raise InvalidArgumentError(f"strings.join: inputs must be scalars or have one shape, got "
                                    f"{[list(s) for s in shapes]}") from None
-    return execute("StringJoin", tensors, {"separator": _as_bytes(separator)})
+    return execute("StringJoin", tensors, {"separator": _attr_text(separator, "strings.join: separator")})
 
 
 @_string_op("ReduceJoin")
 def _reduce_join_fwd(x, axes, keepdims, separator):
-    x = np.asarray(x)
+    x, separator = np.asarray(x), _attr_bytes(separator)
     if not axes:
         return x.copy()
     kept = [a for a in range(x.ndim) if a not in axes]
     moved = np.transpose(x, kept + list(axes))
     lead = moved.shape[:len(kept)]
-    rows = moved.reshape(lead + (-1,))
+    width = int(np.prod([x.shape[a] for a in axes]))
     out = np.empty(lead, dtype=object)
-    flat_out, flat_rows = out.reshape(-1), rows.reshape(-1, rows.shape[-1])
+    flat_out, flat_rows = out.reshape(-1), moved.reshape(out.size, width)
     for i in range(flat_out.size):
         flat_out[i] = separator.join(flat_rows[i])
     if keepdims:
@@ -95,7 +96,7 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
                 raise InvalidArgumentError(f"strings.reduce_join: axis {a} is out of bounds for a tensor of rank {ndim}")
             axes.append(a % ndim)
         axes = tuple(sorted(set(axes)))
-    return execute("ReduceJoin", (t,), {"axes": axes, "keepdims": bool(keepdims), "separator": _as_bytes(separator)})
+    return execute("ReduceJoin", (t,), {"axes": axes, "keepdims": bool(keepdims), "separator": _attr_text(separator, "strings.reduce_join: separator")})
 
 
 # ----------------------------------------------------------- elementwise ---
@@ -158,7 +159,7 @@ def strip(input, name=None):
 
 @_string_op("StaticRegexReplace")
 def _regex_replace_fwd(x, pattern, rewrite, replace_global):
-    compiled = re.compile(pattern)
+    compiled, rewrite = re.compile(_attr_bytes(pattern)), _attr_bytes(rewrite)
     count = 0 if replace_global else 1
     return _map(lambda s: compiled.sub(rewrite, s, count=count), x)
 
@@ -169,12 +170,12 @@ def _static_string(value, what):
         if np.ndim(value) != 0:
             raise InvalidArgumentError(f"{what} must be a scalar string")
         value = value[()] if isinstance(value, np.ndarray) else value
-    return _as_bytes(value)
+    return _attr_text(value, what)
 
 
 def _compile(pattern, what):
     try:
-        re.compile(pattern)
+        re.compile(_attr_bytes(pattern))
     except re.error as err:
         raise InvalidArgumentError(f"{what}: invalid pattern {pattern!r}: {err}") from None
     return pattern
@@ -189,7 +190,7 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):
 
 @_string_op("StaticRegexFullMatch")
 def _regex_full_match_fwd(x, pattern):
-    compiled = re.compile(pattern)
+    compiled = re.compile(_attr_bytes(pattern))
     return _map(lambda s: compiled.fullmatch(s) is not None, x, np.bool_)
 
 
@@ -335,7 +336,7 @@ def _format_fwd(*inputs, template, placeholder, summarize):
     return np.array(text.encode("utf-8"), dtype=object)
 
 
-def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa: A001 - TensorFlow's name
+def string_format(template, inputs, placeholder="{}", summarize=3, name=None):
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
     tensors = tuple(to_tensor(x) for x in inputs)
@@ -349,11 +350,12 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
 # -------------------------------------------------------------- splitting ---
 @_string_op("StringSplitFlat", num_outputs=2)
 def _split_flat_fwd(x, sep, maxsplit):
-    """Splits a vector of strings: (all pieces, row splits)."""
+    """Splits a vector of strings at ``sep`` (at runs of whitespace when empty): (all pieces, row splits)."""
+    sep = _attr_bytes(sep)
     pieces, splits = [], [0]
     for s in np.asarray(x).reshape(-1):
         if sep:
-            parts = s.split(sep, maxsplit) if s else []
+            parts = s.split(sep, maxsplit)        # an empty string is one empty piece
         else:
             parts = s.split(None, maxsplit)    # runs of ASCII whitespace, none empty
         pieces.extend(parts)
@@ -381,12 +383,18 @@ def _unicode_split_flat_fwd(x, unit):
     return values, np.array(splits, dtype=np.int64)
 
 
-def _as_bytes(value):
+def _attr_text(value, what="a string argument"):
+    """A str or bytes argument as an attribute: traced graphs store attributes as JSON, so bytes
+    that are not UTF-8 travel as surrogate escapes (``_attr_bytes`` restores them exactly)."""
     if isinstance(value, bytes):
-        return bytes(value)
+        return bytes(value).decode("utf-8", "surrogateescape")
     if isinstance(value, str):
-        return value.encode("utf-8")
-    raise TypeError(f"expected a str or bytes, got {type(value).__name__}")
+        return value
+    raise TypeError(f"{what}: expected a str or bytes, got {type(value).__name__}")
+
+
+def _attr_bytes(text):
+    return text.encode("utf-8", "surrogateescape")
 
 
 for _op_type in _NON_DIFFERENTIABLE:
