@@ -5,13 +5,10 @@ return the element itself). None of these ops is differentiable. Ops that fail o
 (``StringToNumber``, ``Substr``) compute a placeholder result while tracing, where inputs are
 empty strings, and raise at run time.
 """
-import re
-
 import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
-from ..kernels.farmhash import fingerprint64
 from .common import execute, no_gradient, register_op, to_tensor
 
 _NON_DIFFERENTIABLE = []
@@ -159,6 +156,7 @@ def strip(input, name=None):
 
 @_string_op("StaticRegexReplace")
 def _regex_replace_fwd(x, pattern, rewrite, replace_global):
+    import re
     compiled, rewrite = re.compile(_attr_bytes(pattern)), _attr_bytes(rewrite)
     count = 0 if replace_global else 1
     return _map(lambda s: compiled.sub(rewrite, s, count=count), x)
@@ -174,6 +172,7 @@ def _static_string(value, what):
 
 
 def _compile(pattern, what):
+    import re   # not at module level: string_ops loads with tapeflow
     try:
         re.compile(_attr_bytes(pattern))
     except re.error as err:
@@ -190,6 +189,7 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):
 
 @_string_op("StaticRegexFullMatch")
 def _regex_full_match_fwd(x, pattern):
+    import re
     compiled = re.compile(_attr_bytes(pattern))
     return _map(lambda s: compiled.fullmatch(s) is not None, x, np.bool_)
 
@@ -238,6 +238,7 @@ def to_number(string_tensor_, out_type=dtypes.float32, name=None):
 
 @_string_op("StringToHashBucketFast")
 def _hash_bucket_fast_fwd(x, num_buckets):
+    from ..kernels.farmhash import fingerprint64   # loaded on first use: import tapeflow stays light
     return _map(lambda s: fingerprint64(s) % num_buckets, x, np.int64)
 
 
