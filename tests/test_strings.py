@@ -106,3 +106,20 @@ def test_lazy_import():
     code = "import sys, tapeflow; assert 'tapeflow.strings' not in sys.modules; tapeflow.strings.split; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_saved_model_with_a_bad_pattern_is_refused(tmp_path):
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def clean(self, s):
+            return tf.strings.regex_replace(s, "a", "b")
+
+    tf.saved_model.save(M(), str(tmp_path / "m"))
+    path = tmp_path / "m" / "saved_model.json"
+    document = json.loads(path.read_text())
+    node = document["objects"][0]["functions"]["clean"]["concretes"][0]["graph"]["nodes"][0]
+    assert node["op"] == "StaticRegexReplace"
+    node["attrs"]["pattern"] = "(("
+    path.write_text(json.dumps(document))
+    with pytest.raises(tf.saving.FileFormatError, match=r"StaticRegexReplace\).attrs.pattern: '\(\(' is not a valid"):
+        tf.saved_model.load(str(tmp_path / "m"))
