@@ -199,27 +199,41 @@ def regex_full_match(input, pattern, name=None):
     return execute("StaticRegexFullMatch", (string_tensor(input, "regex_full_match"),), {"pattern": pattern})
 
 
-def _parse_number(s, kind):
-    text = s.decode("utf-8", "replace").strip()
-    try:
-        if kind in "iu":
-            return int(text, 10)
-        value = float(text)
-    except ValueError:
-        raise InvalidArgumentError(f"StringToNumberOp could not correctly convert string: {s.decode('utf-8', 'replace')}") \
-            from None
-    return value
+_SPACE = rb"[ \t\n\r\f\v]*"
+_NUMBER_SYNTAX = {   # what C's strtod / strtol accept (ASCII digits only, no underscores), around whitespace
+    "int": _SPACE + rb"[+-]?[0-9]+" + _SPACE,
+    "float": _SPACE + rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)" + _SPACE,
+    "hex": _SPACE + rb"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?[0-9]+)?" + _SPACE,
+}
+_COMPILED_SYNTAX = {}
+
+
+def _parse_number(s, integer):
+    """``s`` as a Python int or float, with the syntax TensorFlow's StringToNumber accepts."""
+    import re
+    if not _COMPILED_SYNTAX:
+        _COMPILED_SYNTAX.update({k: re.compile(v, re.IGNORECASE) for k, v in _NUMBER_SYNTAX.items()})
+    if integer:
+        if _COMPILED_SYNTAX["int"].fullmatch(s):
+            return int(s)
+    elif _COMPILED_SYNTAX["float"].fullmatch(s):
+        return float(s)
+    elif _COMPILED_SYNTAX["hex"].fullmatch(s):
+        return float.fromhex(s.strip().decode("ascii"))
+    raise InvalidArgumentError(f"StringToNumberOp could not correctly convert string: {s.decode('utf-8', 'replace')}")
 
 
 def _to_number_fwd(x, out_type):
     np_type = np.dtype(out_type)
+    integer = np_type.kind in "iu"
     out = np.empty(np.shape(x), dtype=np_type)
     flat = out.reshape(-1)
     for i, s in enumerate(np.asarray(x).reshape(-1)):
-        value = _parse_number(s, np_type.kind)
-        if np_type.kind in "iu" and not np.iinfo(np_type).min <= value <= np.iinfo(np_type).max:
+        value = _parse_number(s, integer)
+        if integer and not np.iinfo(np_type).min <= value <= np.iinfo(np_type).max:
             raise InvalidArgumentError(f"StringToNumberOp could not correctly convert string: {s.decode()}")
-        flat[i] = value
+        with np.errstate(over="ignore"):    # 1e40 as float32 is inf, as in TensorFlow
+            flat[i] = value
     return out
 
 
