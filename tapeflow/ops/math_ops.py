@@ -10,7 +10,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.batching import declare, elementwise, register_batching_rule
-from ..framework.errors import InvalidArgumentError
+from ..framework.errors import InvalidArgumentError, UnimplementedError
 from ..framework.tensor import Tensor
 from ..framework.recording import with_inlined_execute
 from ..framework.tensor_shape import TensorShape
@@ -605,6 +605,8 @@ def cast(x, dtype, name=None):
     dtype = dtypes.as_dtype(dtype)
     if x._value.dtype == dtype._np:
         return x
+    if x.dtype == dtypes.string or dtype == dtypes.string:   # tf.strings.to_number / as_string convert
+        raise UnimplementedError(f"Cast {x.dtype.name} to {dtype.name} is not supported [Op:Cast]")
     return execute("Cast", (x,), {"DstT": dtype.name})
 
 
