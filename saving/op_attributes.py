@@ -101,6 +101,19 @@ def string(value):
     return None if len(value) <= MAX_STRING else f"a string of {len(value)} characters is too long"
 
 
+def regex(value):
+    """A string that compiles as a regular expression (on bytes, as the string ops run it)."""
+    import re
+    problem = string(value)
+    if problem:
+        return problem
+    try:
+        re.compile(value.encode("utf-8", "surrogateescape"))
+    except (re.error, UnicodeEncodeError) as err:
+        return f"{value!r} is not a valid regular expression: {err}"
+    return None
+
+
 def one_of(*choices):
     def check(value):
         return None if isinstance(value, str) and value in choices else \
@@ -299,6 +312,21 @@ SCHEMAS = {
     "PrintV2": OpSchema(template=print_template, sep=string, end=string, stream=one_of("stderr", "stdout"),
                         summarize=int_in(-1, MAX_ELEMENTS + 1)),
     "CheckNumerics": OpSchema(message=string),
+    "StringJoin": OpSchema(separator=string),
+    "ReduceJoin": OpSchema(inputs=1, axes=axes, keepdims=boolean, separator=string),
+    "StringLength": OpSchema(inputs=1, unit=one_of("BYTE", "UTF8_CHAR")),
+    "StringLower": OpSchema(inputs=1, encoding=one_of("", "utf-8")),
+    "StringUpper": OpSchema(inputs=1, encoding=one_of("", "utf-8")),
+    "StaticRegexReplace": OpSchema(inputs=1, pattern=regex, rewrite=string, replace_global=boolean),
+    "StaticRegexFullMatch": OpSchema(inputs=1, pattern=regex),
+    "StringToNumber": OpSchema(inputs=1, out_type=one_of("float32", "float64", "int32", "int64")),
+    "StringToHashBucketFast": OpSchema(inputs=1, num_buckets=int_in(1, 2 ** 63)),
+    "Substr": OpSchema(inputs=3, unit=one_of("BYTE", "UTF8_CHAR")),
+    "AsString": OpSchema(inputs=1, precision=int_in(-1, 1000), scientific=boolean, shortest=boolean,
+                         width=int_in(-1, 1000), fill=string),
+    "StringFormat": OpSchema(template=string, placeholder=string, summarize=int_in(-1, MAX_ELEMENTS + 1)),
+    "StringSplitFlat": OpSchema(inputs=1, sep=string, maxsplit=int_in(-1, 2 ** 31)),
+    "UnicodeSplitFlat": OpSchema(inputs=1, unit=one_of("BYTE", "CHAR", "CODEPOINT")),
     "CollectiveAllReduce": OpSchema(group_key=int_in(0, 2 ** 31), reduction=one_of("SUM", "MEAN")),
     "Assert": OpSchema(message=string, summarize=count),
     **{op: _RESIZE for op in ("ResizeBilinear", "ResizeBilinearGrad", "ResizeNearestNeighbor",

@@ -50,6 +50,8 @@ _LAZY = {
     "image": ("tapeflow.image", None),
     "ragged": ("tapeflow.ragged", None),
     "RaggedTensor": ("tapeflow.ragged", "RaggedTensor"),
+    "strings": ("tapeflow.strings", None),
+    "as_string": ("tapeflow.strings", "as_string"),
     "keras": ("tapeflow.keras", None),
     "layers": ("tapeflow.layers", None),
     "optimizers": ("tapeflow.optimizers", None),

@@ -929,7 +929,7 @@ def _sized_dummy(spec, size):
         shape = (size,) * (size - 2)
     else:
         shape = tuple(size if d is None else d for d in spec.shape)
-    fill = 1 if spec.dtype.is_floating or spec.dtype.is_complex else 0
+    fill = 1 if spec.dtype.is_floating or spec.dtype.is_complex else b"" if spec.dtype.name == "string" else 0
     return np.full(shape, fill, dtype=spec.dtype._np)
 
 

@@ -9,6 +9,8 @@ _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 
 def _default_array(value):
     """numpy array of a Python value with TensorFlow's defaults: float32 for floats, int32 for ints."""
+    if isinstance(value, (str, bytes)):
+        return _as_bytes(value)    # not through numpy's str types, which drop trailing NULs
     arr = np.asarray(value)
     kind = arr.dtype.kind
     if kind == "f" and arr.dtype == np.float64:
@@ -20,22 +22,51 @@ def _default_array(value):
     if kind == "c" and arr.dtype == np.complex128:
         return arr
     if kind in "US":
-        return _as_bytes(arr)
+        if not isinstance(value, (list, tuple)):
+            return _as_bytes(arr)
+        try:
+            return _as_bytes(value)
+        except TypeError:
+            raise ValueError("Can't convert Python sequence with mixed types to Tensor.") from None
     return arr
 
 
-def _as_bytes(arr):
-    """TensorFlow strings are bytes: str becomes utf-8 encoded bytes, in an object array."""
-    if arr.dtype.kind == "U":
-        arr = np.char.encode(arr, "utf-8")
-    return arr.astype(object)
+def _leaf_bytes(leaf, value, strict):
+    if isinstance(leaf, bytes):           # np.bytes_ too
+        return bytes(leaf)
+    if isinstance(leaf, str):             # np.str_ too
+        return leaf.encode("utf-8")
+    if not strict:
+        return leaf
+    if isinstance(leaf, (list, tuple)):
+        raise ValueError(f"Can't convert non-rectangular Python sequence to Tensor: {value!r}")
+    raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype string: {type(leaf).__name__} "
+                    "elements are not strings")
+
+
+def _as_bytes(value, strict=True):
+    """TensorFlow strings are bytes: an object array whose elements are bytes, str UTF-8 encoded.
+    Python lists are read element by element (numpy's str arrays would drop trailing NULs and
+    silently turn numbers mixed in into text). ``strict=False`` (a numpy object array given as
+    such) leaves elements that are not strings as they are."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "S":
+        return value.astype(object)
+    if isinstance(value, np.ndarray) and value.dtype.kind == "U":
+        return np.char.encode(value, "utf-8").astype(object) if value.size else value.astype(object)
+    arr = np.array(value, dtype=object)
+    flat = arr.reshape(-1)
+    out = np.empty(flat.shape, dtype=object)
+    for i, leaf in enumerate(flat):
+        out[i] = _leaf_bytes(leaf, value, strict)
+    return out.reshape(arr.shape)
 
 
 def _cast_array(value, dtype):
     """numpy array of ``value`` in DType ``dtype``, refusing lossy float->int conversion."""
     np_dtype = dtype._np
-    arr = np.asarray(value)
-    if arr.dtype == np_dtype:
+    arr = np.asarray(value) if np_dtype.kind != "O" or not isinstance(value, (list, tuple)) \
+        else np.array(value, dtype=object)
+    if arr.dtype == np_dtype and np_dtype.kind != "O":
         return arr
     if dtype.is_integer or dtype.is_bool:
         if arr.dtype.kind in "fc" and not np.all(np.equal(np.mod(arr.real, 1), 0)):
@@ -47,6 +78,10 @@ def _cast_array(value, dtype):
         return _as_bytes(arr)
     if arr.dtype.kind in "USO" and np_dtype.kind != "O":
         raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+    if np_dtype.kind == "O":
+        if arr.dtype.kind not in "USO":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        return _as_bytes(value if isinstance(value, (list, tuple)) else arr)
     return arr.astype(np_dtype)
 
 
@@ -102,8 +137,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
             pass
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
-        if arr.dtype.kind in "US":
-            arr = _as_bytes(arr)
+        if arr.dtype.kind in "USO":
+            arr = _as_bytes(arr, strict=False)
         return _wrap(arr)
     try:
         return _wrap(_default_array(value))
@@ -120,8 +155,8 @@ def constant(value, dtype=None, shape=None, name=None):
         arr = _cast_array(value, dtypes.as_dtype(dtype))
     elif isinstance(value, (np.ndarray, np.generic)):
         arr = np.array(value)
-        if arr.dtype.kind in "US":
-            arr = _as_bytes(arr)
+        if arr.dtype.kind in "USO":
+            arr = _as_bytes(arr, strict=False)
     else:
         arr = _default_array(value)
     if shape is not None:

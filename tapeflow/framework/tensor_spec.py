@@ -25,7 +25,7 @@ class TensorSpec:
     def dummy_value(self):
         """A placeholder array of this spec: unknown dimensions are 1, an unknown rank is a scalar."""
         shape = () if self.shape.rank is None else tuple(1 if d is None else d for d in self.shape)
-        fill = 1 if self.dtype.is_floating or self.dtype.is_complex else 0
+        fill = 1 if self.dtype.is_floating or self.dtype.is_complex else b"" if self.dtype.name == "string" else 0
         return np.full(shape, fill, dtype=self.dtype._np)
 
     def to_json(self):

@@ -298,6 +298,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
                 raise InvalidArgumentError(
                     f"pad: {mode.upper()} paddings of axis {axis} must be {'less than' if limit else 'at most'} "
                     f"the dimension size {size}, got [{before}, {after}]")
+    if x.dtype == dtypes.string and isinstance(constant_values, int) and constant_values == 0:
+        constant_values = b""   # the default pads strings with empty ones
     cv = convert_to_tensor(constant_values, dtype=x.dtype)
     return execute("PadV2", (x, cv), {"paddings": tuple(tuple(int(v) for v in p) for p in pads), "mode": mode})
 
@@ -646,8 +648,13 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
 
 
 # ---------------------------------------------------------------- creation ---
+def _zeros_array(shape, np_dtype):
+    """numpy zeros; a string's zero is the empty string, as in TensorFlow."""
+    return np.full(shape, b"", dtype=object) if np_dtype.kind == "O" else np.zeros(shape, dtype=np_dtype)
+
+
 def zeros(shape, dtype=dtypes.float32, name=None):
-    return Tensor(np.zeros(int_list(shape), dtype=dtypes.as_dtype(dtype)._np))
+    return Tensor(_zeros_array(int_list(shape), dtypes.as_dtype(dtype)._np))
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
@@ -658,7 +665,7 @@ def zeros_like(input, dtype=None, name=None):
     x = to_tensor(input)
     if tracing_graph() is not None:   # shaped as the input is at each call (ops/control_flow_ops.py)
         return execute("ZerosLike", (x,), None if dtype is None else {"dtype": dtypes.as_dtype(dtype).name})
-    return Tensor(np.zeros(x._value.shape, dtype=x._value.dtype if dtype is None else dtypes.as_dtype(dtype)._np))
+    return Tensor(_zeros_array(x._value.shape, x._value.dtype if dtype is None else dtypes.as_dtype(dtype)._np))
 
 
 def ones_like(input, dtype=None, name=None):

@@ -87,7 +87,8 @@ no_gradient("Range")
 @register_op("ZerosLike")
 def _zeros_like_fwd(x, dtype=None):
     """Zeros shaped as ``x`` is when the graph runs (a branch or loop may change the shape)."""
-    return np.zeros(x.shape, x.dtype if dtype is None else dtypes.as_dtype(dtype)._np)
+    np_dtype = x.dtype if dtype is None else dtypes.as_dtype(dtype)._np
+    return np.full(x.shape, b"", dtype=object) if np_dtype.kind == "O" else np.zeros(x.shape, np_dtype)
 
 
 @register_op("OnesLike")

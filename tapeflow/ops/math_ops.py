@@ -10,7 +10,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.batching import declare, elementwise, register_batching_rule
-from ..framework.errors import InvalidArgumentError
+from ..framework.errors import InvalidArgumentError, UnimplementedError
 from ..framework.tensor import Tensor
 from ..framework.recording import with_inlined_execute
 from ..framework.tensor_shape import TensorShape
@@ -18,6 +18,7 @@ from ..framework.variables import Variable
 from .common import (RegisterGradient, batch_ndim, binary_args, execute, is_tensor_like, no_gradient,
                      normalize_axis, quietly, register_op, to_tensor)
 from .core_ops import reduce_sum, stack, sum_to, where
+from . import string_ops  # noqa: F401  (registers StringJoin, which string `+` runs)
 
 
 # -------------------------------------------------------------- arithmetic ---
@@ -39,8 +40,8 @@ def _add_grad(op, grad):
 @functools.partial(with_inlined_execute, "AddV2")
 def add(x, y, name=None):
     x, y = binary_args(x, y, "AddV2")
-    if x._value.dtype == object:
-        return Tensor(np.char.add(x._value.astype(str), y._value.astype(str)).astype(object))
+    if x._value.dtype == object:   # strings concatenate, elementwise with broadcasting
+        return execute("StringJoin", (x, y), {"separator": ""})
     return execute("AddV2", (x, y))
 
 
@@ -604,6 +605,8 @@ def cast(x, dtype, name=None):
     dtype = dtypes.as_dtype(dtype)
     if x._value.dtype == dtype._np:
         return x
+    if x.dtype == dtypes.string or dtype == dtypes.string:   # tf.strings.to_number / as_string convert
+        raise UnimplementedError(f"Cast {x.dtype.name} to {dtype.name} is not supported [Op:Cast]")
     return execute("Cast", (x,), {"DstT": dtype.name})
 
 
@@ -994,12 +997,16 @@ def _comparable(y):
     return is_tensor_like(y) or isinstance(y, (int, float, complex, bool, np.ndarray, np.generic, list, tuple))
 
 
+def _comparable_to(x, y):
+    return _comparable(y) or (isinstance(y, (str, bytes)) and x.dtype == dtypes.string)
+
+
 def _equal_operator(x, y):
-    return equal(x, y) if _comparable(y) else False
+    return equal(x, y) if _comparable_to(x, y) else False
 
 
 def _not_equal_operator(x, y):
-    return not_equal(x, y) if _comparable(y) else True
+    return not_equal(x, y) if _comparable_to(x, y) else True
 
 
 _install_operators()

@@ -28,18 +28,32 @@ def _number(value):
     return str(value)
 
 
-def format_tensor(array, summarize=3):
-    """One tensor as tf.print shows it (``summarize=-1`` shows every element)."""
+_ESCAPES = {ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\t"): "\\t", ord("\r"): "\\r"}
+
+
+def _quoted(value):
+    """A string element as TensorFlow prints it inside a tensor: in double quotes, with quotes,
+    backslashes and line breaks escaped; other bytes are written as they are."""
+    return '"' + value.decode("utf-8", "replace").translate(_ESCAPES) + '"'
+
+
+def format_tensor(array, summarize=3, quote_strings=True):
+    """One tensor as tf.print shows it (``summarize=-1`` shows every element). String elements are
+    quoted, except a lone scalar string (``quote_strings=False``), which tf.print writes as it is."""
     array = np.asarray(array)
+    if array.dtype.kind == "O":
+        element = _quoted if quote_strings or array.ndim else _number
+    else:
+        element = _number
     if array.ndim == 0:
-        return _number(array[()])
+        return element(array[()])
 
     def rows(a, depth):
         n = a.shape[0]
         keep = range(n) if summarize < 0 or n <= 2 * summarize else list(range(summarize)) + [None] + list(
             range(n - summarize, n))
         if a.ndim == 1:
-            return "[" + " ".join("..." if i is None else _number(a[i]) for i in keep) + "]"
+            return "[" + " ".join("..." if i is None else element(a[i]) for i in keep) + "]"
         glue = "\n" * (a.ndim - 1) + " " * (depth + 1)
         return "[" + glue.join("..." if i is None else rows(a[i], depth + 1) for i in keep) + "]"
     return rows(array, 0)
@@ -48,7 +62,8 @@ def format_tensor(array, summarize=3):
 @register_op("PrintV2", num_outputs=-1, at_trace=lambda *tensors, **attrs: ())
 def _print_fwd(*tensors, template, sep, end, stream, summarize):
     values = iter(tensors)
-    pieces = [format_tensor(next(values), summarize) if piece is None else piece for piece in template]
+    quote = len(template) > 1    # a lone scalar string is printed as it is
+    pieces = [format_tensor(next(values), summarize, quote) if piece is None else piece for piece in template]
     _STREAMS[stream]().write(sep.join(pieces) + end)
     return ()
 
@@ -66,6 +81,8 @@ def print_(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=Non
     for value in inputs:
         if isinstance(value, str):
             template.append(value)
+        elif isinstance(value, bytes):     # a Python value, printed as Python shows it
+            template.append(str(value))
         else:
             template.append(None)
             tensors.append(to_tensor(value))
