@@ -1,0 +1,67 @@
+"""Keras 3 behaviours used by the Keras guides (checked against Keras 3.15 with the jax backend)."""
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+keras = tf.keras
+
+
+def _two_input_model():
+    a = keras.Input((2,), name="a")
+    b = keras.Input((3,), name="b")
+    return keras.Model([a, b], keras.layers.Dense(1)(keras.layers.concatenate([a, b])))
+
+
+def test_list_input_model_takes_a_dict_keyed_by_input_names():
+    model = _two_input_model()
+    xa, xb = np.random.rand(4, 2).astype("float32"), np.random.rand(4, 3).astype("float32")
+    expected = model([xa, xb]).numpy()
+    np.testing.assert_array_equal(model({"b": xb, "a": xa}).numpy(), expected)
+    np.testing.assert_array_equal(model({"a": xa, "b": xb, "unused": xb}).numpy(), expected)
+    np.testing.assert_array_equal(model.predict({"b": xb, "a": xa}, verbose=0), expected)
+    assert model({"b": keras.Input((3,)), "a": keras.Input((2,))}).shape == (None, 1)
+    model.compile("sgd", "mse")
+    loss = model.evaluate({"b": xb, "a": xa}, np.ones((4, 1)), verbose=0)
+    np.testing.assert_allclose(loss, np.mean((expected - 1) ** 2), rtol=1e-6)
+    model.fit({"a": xa, "b": xb}, np.ones((4, 1)), verbose=0)
+    with pytest.raises(ValueError, match='Missing data for input "b"'):
+        model({"a": xa})
+
+
+def test_single_input_model_takes_a_dict():
+    a = keras.Input((2,), name="a")
+    model = keras.Model(a, keras.layers.Dense(1)(a))
+    x = np.random.rand(3, 2).astype("float32")
+    np.testing.assert_array_equal(model({"a": x}).numpy(), model(x).numpy())
+    with pytest.raises(ValueError, match="Expected the following keys: \\['a'\\]"):
+        model({"z": x})
+
+
+def test_rank_one_data_fed_to_an_input_of_one_feature_becomes_a_column():
+    i = keras.Input((1,))
+    model = keras.Model(i, keras.layers.Dense(1)(i))
+    x = np.array([1.0, 2.0, 3.0], "float32")
+    expected = model(x[:, None]).numpy()
+    np.testing.assert_array_equal(model(x).numpy(), expected)
+    np.testing.assert_array_equal(model.predict(x, verbose=0), expected)
+    model.compile("sgd", "mse")
+    np.testing.assert_allclose(model.evaluate(x, x, verbose=0), np.mean((expected[:, 0] - x) ** 2), rtol=1e-6)
+    seq = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    np.testing.assert_array_equal(seq(x).numpy(), seq(x[:, None]).numpy())
+    # A trailing axis of 1 is squeezed the other way; other ranks are rejected as before.
+    j = keras.Input((2,))
+    flat = keras.Model(j, keras.layers.Dense(1)(j))
+    y = np.random.rand(3, 2).astype("float32")
+    np.testing.assert_array_equal(flat(y[..., None]).numpy(), flat(y).numpy())
+    k = keras.Input((3,))
+    with pytest.raises(ValueError, match="min_ndim=2"):
+        keras.Model(k, keras.layers.Dense(1)(k))(np.ones(3, "float32"))
+
+
+def test_inputs_are_cast_to_the_input_dtype():
+    i = keras.Input((1,), dtype="int32")
+    assert keras.Model(i, i * 2)(np.array([[1.0], [2.0]])).dtype == tf.int32
+    j = keras.Input((1,))
+    out = keras.Model(j, keras.layers.Dense(1)(j))(np.array([[1], [2]]))
+    assert out.dtype == tf.float32
