@@ -65,3 +65,49 @@ def test_inputs_are_cast_to_the_input_dtype():
     j = keras.Input((1,))
     out = keras.Model(j, keras.layers.Dense(1)(j))(np.array([[1], [2]]))
     assert out.dtype == tf.float32
+
+
+def test_one_hot_of_float_indices_matches_keras():
+    # Keras 3.15 (jax): a whole-number float selects its class, any other value none; multi_hot truncates.
+    x = np.array([1.0, 2.7, -1.0, 5.0, -0.5, 0.5, 2.0], "float32")
+    expected = np.zeros((7, 3), "float32")
+    expected[0, 1] = expected[6, 2] = 1
+    np.testing.assert_array_equal(keras.ops.one_hot(x, 3).numpy(), expected)
+    np.testing.assert_array_equal(keras.ops.multi_hot(np.array([[1.0, 2.7, -0.5]], "float32"), 3).numpy(),
+                                  [[1.0, 1.0, 1.0]])
+    with pytest.raises(ValueError, match="bool"):
+        keras.ops.one_hot(np.array([True, False]), 3)
+
+
+def test_normalization_exposes_mean_and_variance_in_the_broadcast_shape():
+    layer = keras.layers.Normalization()
+    assert layer.mean is None
+    layer.adapt(np.array([[1.0], [3.0]]))
+    np.testing.assert_array_equal(layer.mean.numpy(), [[2.0]])
+    np.testing.assert_array_equal(layer.variance.numpy(), [[1.0]])
+    given = keras.layers.Normalization(mean=2.0, variance=4.0)
+    given.build((None, 3))
+    np.testing.assert_array_equal(given.mean.numpy(), [[2.0, 2.0, 2.0]])
+    assert given.variance.dtype == tf.float32
+    flat = keras.layers.Normalization(axis=None)
+    flat.adapt(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(flat.variance.numpy(), [2.0 / 3.0], rtol=1e-7)
+
+
+@pytest.mark.parametrize("schedule", [
+    keras.optimizers.schedules.InverseTimeDecay(0.001, 3, 1, staircase=True),
+    keras.optimizers.schedules.ExponentialDecay(0.1, 3, 0.5),
+    keras.optimizers.schedules.PiecewiseConstantDecay([2, 5], [1.0, 0.5, 0.1]),
+    keras.optimizers.schedules.PolynomialDecay(0.1, 5, 0.01, power=2.0, cycle=True),
+    keras.optimizers.schedules.CosineDecay(0.0, 5, alpha=0.1, warmup_target=0.2, warmup_steps=3),
+    keras.optimizers.schedules.CosineDecayRestarts(0.1, 3),
+])
+def test_schedule_of_a_tensor_of_steps_is_elementwise(schedule):
+    steps = np.arange(12).reshape(3, 4)
+    rates = schedule(tf.constant(steps))
+    assert rates.shape == (3, 4) and rates.dtype == tf.float32
+    for index, step in np.ndenumerate(steps):
+        assert rates.numpy()[index] == schedule(int(step)).numpy()
+    # The Keras guide's staircase example: 0.001 until step 3, then 0.0005.
+    if isinstance(schedule, keras.optimizers.schedules.InverseTimeDecay):
+        np.testing.assert_array_equal(schedule(np.linspace(0, 3, 2)).numpy(), np.float32([0.001, 0.0005]))
