@@ -111,3 +111,42 @@ def test_schedule_of_a_tensor_of_steps_is_elementwise(schedule):
     # The Keras guide's staircase example: 0.001 until step 3, then 0.0005.
     if isinstance(schedule, keras.optimizers.schedules.InverseTimeDecay):
         np.testing.assert_array_equal(schedule(np.linspace(0, 3, 2)).numpy(), np.float32([0.001, 0.0005]))
+
+
+def test_keras_mask_attribute_on_eager_outputs():
+    out = keras.layers.Embedding(10, 2, mask_zero=True)(np.array([[1, 0, 3]]))
+    np.testing.assert_array_equal(out._keras_mask.numpy(), [[True, False, True]])
+    assert not hasattr(keras.layers.Dense(2)(np.ones((1, 2), "float32")), "_keras_mask")
+    fresh = tf.ones((1, 2))
+    fresh._keras_mask = tf.constant([[True, False]])
+    np.testing.assert_array_equal(fresh._keras_mask.numpy(), [[True, False]])
+    # A mask set by hand reaches the next layer that reads masks.
+    pooled = keras.layers.GlobalAveragePooling1D()(tf.reshape(fresh, (1, 2, 1)) * 1.0)
+    assert pooled.shape == (1, 1)
+    masked = keras.layers.Masking()(np.array([[[1.0], [0.0]]], "float32"))
+    assert hasattr(keras.layers.Dropout(0.5)(masked), "_keras_mask")
+    assert not hasattr(keras.layers.GlobalAveragePooling1D()(masked), "_keras_mask")  # consumed, as in Keras
+
+
+def test_keras_mask_attribute_on_keras_tensors():
+    inputs = keras.Input((None,), dtype="int32")
+    x = keras.layers.Embedding(10, 4, mask_zero=True)(inputs)
+    assert not hasattr(inputs, "_keras_mask")
+    assert (x._keras_mask.shape, x._keras_mask.dtype) == ((None, None), "bool")
+    assert keras.layers.Dense(3)(x)._keras_mask.shape == (None, None)
+    assert not hasattr(keras.layers.LSTM(3)(x), "_keras_mask")
+    fixed = keras.layers.Masking()(keras.Input((5, 3)))
+    assert fixed._keras_mask.shape == (None, 5)
+
+    class NeedsMask(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.supports_masking = True
+
+        def call(self, inputs, mask=None):
+            assert mask is not None
+            return inputs * tf.cast(mask, inputs.dtype)[..., None]
+
+    model = keras.Model(inputs, NeedsMask()(x))
+    out = model(np.array([[1, 0, 2]]))
+    assert np.all(out.numpy()[0, 1] == 0) and np.any(out.numpy()[0, 0] != 0)
