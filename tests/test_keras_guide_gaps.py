@@ -150,3 +150,54 @@ def test_keras_mask_attribute_on_keras_tensors():
     model = keras.Model(inputs, NeedsMask()(x))
     out = model(np.array([[1, 0, 2]]))
     assert np.all(out.numpy()[0, 1] == 0) and np.any(out.numpy()[0, 0] != 0)
+
+
+def test_export_writes_a_saved_model_whose_serve_endpoint_is_the_model(tmp_path, capsys):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    path = str(tmp_path / "missing_parent" / "exported")
+    model.export(path)
+    assert "Endpoint 'serve'" in capsys.readouterr().out
+    x = np.random.rand(4, 3).astype("float32")
+    np.testing.assert_array_equal(tf.saved_model.load(path).serve(tf.constant(x)).numpy(), model(x).numpy())
+    layer = keras.layers.TFSMLayer(path, call_endpoint="serve")
+    np.testing.assert_array_equal(layer(x).numpy(), model(x).numpy())
+    assert sorted(tuple(w.shape) for w in layer.weights) == sorted(tuple(w.shape) for w in model.weights)
+    with pytest.raises(ValueError, match="endpoint 'nope'"):
+        keras.layers.TFSMLayer(path, call_endpoint="nope")
+    two = _two_input_model()
+    two.export(str(tmp_path / "two"), verbose=False)
+    xa, xb = np.ones((2, 2), "float32"), np.ones((2, 3), "float32")
+    served = tf.saved_model.load(str(tmp_path / "two")).serve(tf.constant(xa), tf.constant(xb))
+    np.testing.assert_array_equal(served.numpy(), two([xa, xb]).numpy())
+    with pytest.raises(ValueError, match="format='tf_saved_model'"):
+        model.export(str(tmp_path / "x"), format="onnx")
+
+
+def test_subclassed_model_export_needs_a_signature(tmp_path):
+    class Sub(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = keras.layers.Dense(1)
+
+        def call(self, x):
+            return self.d(x)
+    model = Sub()
+    model(np.ones((1, 4), "float32"))
+    with pytest.raises(ValueError, match="input_signature"):
+        model.export(str(tmp_path / "sub"), verbose=False)
+    model.export(str(tmp_path / "sub"), input_signature=[tf.TensorSpec((None, 4), tf.float32)], verbose=False)
+    x = np.random.rand(2, 4).astype("float32")
+    np.testing.assert_array_equal(tf.saved_model.load(str(tmp_path / "sub")).serve(x).numpy(), model(x).numpy())
+
+
+def test_missing_directories_on_save_as_keras(tmp_path):
+    # Keras 3.15: a legacy .h5 model file gets its parent directories; .keras and .weights.h5 do not.
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    with pytest.warns(UserWarning, match="legacy"):
+        model.save(str(tmp_path / "a" / "b" / "m.h5"))
+    assert (tmp_path / "a" / "b" / "m.h5").is_file()
+    with pytest.raises(FileNotFoundError):
+        model.save(str(tmp_path / "c" / "m.keras"))
+    with pytest.raises(FileNotFoundError):
+        model.save_weights(str(tmp_path / "d" / "m.weights.h5"))
+    assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()
