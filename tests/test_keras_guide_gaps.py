@@ -201,3 +201,48 @@ def test_missing_directories_on_save_as_keras(tmp_path):
     with pytest.raises(FileNotFoundError):
         model.save_weights(str(tmp_path / "d" / "m.weights.h5"))
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()
+
+
+FIXTURES = __import__("os").path.join(__import__("os").path.dirname(__file__), "fixtures", "keras3_encoding")
+
+
+def test_category_encoding_and_discretization_load_from_keras_and_match_its_outputs(tmp_path):
+    import os
+    model = keras.models.load_model(os.path.join(FIXTURES, "encodings.keras"))
+    data = np.load(os.path.join(FIXTURES, "encodings_data.npz"))
+    predictions = model.predict([data["ids"], data["values"]], verbose=0)
+    for i, prediction in enumerate(predictions):
+        np.testing.assert_array_equal(prediction, data[f"pred_{i}"])
+        assert prediction.dtype == data[f"pred_{i}"].dtype
+    model.save(str(tmp_path / "again.keras"))
+    again = keras.models.load_model(str(tmp_path / "again.keras"))
+    for a, b in zip(again.predict([data["ids"], data["values"]], verbose=0), predictions):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_category_encoding_modes_and_shapes():
+    layer = keras.layers.CategoryEncoding(4, output_mode="count")
+    out = layer(np.array([[0, 1], [0, 0]]), count_weights=np.array([[0.1, 0.2], [0.1, 0.4]]))
+    np.testing.assert_allclose(out.numpy(), [[0.1, 0.2, 0, 0], [0.5, 0, 0, 0]], rtol=1e-6)
+    one_hot = keras.layers.CategoryEncoding(4, output_mode="one_hot")
+    assert one_hot(np.array([[3], [2]])).shape == (2, 4)
+    assert one_hot(np.array([3, 2, 0])).shape == (3, 4)
+    assert one_hot(keras.Input((3,), dtype="int32")).shape == (None, 3, 4)
+    np.testing.assert_array_equal(keras.layers.CategoryEncoding(4)(np.array([0, 1, 1])).numpy(), [1, 1, 0, 0])
+    with pytest.raises(ValueError, match="num_tokens must be set"):
+        keras.layers.CategoryEncoding()
+    with pytest.raises(ValueError, match="Unknown arg for output_mode: tf_idf"):
+        keras.layers.CategoryEncoding(4, output_mode="tf_idf")
+
+
+def test_discretization_bins_and_errors():
+    layer = keras.layers.Discretization(bin_boundaries=[0.0, 1.0, 2.0])
+    x = np.array([[-1.5, 1.0, 3.4, 0.5], [0.0, 3.0, 1.3, np.nan]], "float32")
+    np.testing.assert_array_equal(layer(x).numpy(), [[0, 2, 3, 1], [1, 3, 2, 3]])  # Keras: NaN -> last bin
+    assert layer(keras.Input((3,))).dtype == "int32"
+    np.testing.assert_array_equal(keras.layers.Discretization(bin_boundaries=[1, 2])(np.array([0, 1, 2, 3])).numpy(),
+                                  [0, 1, 2, 2])
+    with pytest.raises(ValueError, match="Both `num_bins` and `bin_boundaries`"):
+        keras.layers.Discretization(bin_boundaries=[0.0], num_bins=2)
+    with pytest.raises(RuntimeError, match="bin_boundaries"):
+        keras.layers.Discretization(num_bins=3).adapt(np.arange(10.0))
