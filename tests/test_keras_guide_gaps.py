@@ -246,3 +246,57 @@ def test_discretization_bins_and_errors():
         keras.layers.Discretization(bin_boundaries=[0.0], num_bins=2)
     with pytest.raises(RuntimeError, match="bin_boundaries"):
         keras.layers.Discretization(num_bins=3).adapt(np.arange(10.0))
+
+
+def _nested_cell_class():
+    ops = keras.ops
+
+    class NestedCell(keras.layers.Layer):  # the "Working with RNNs" guide's cell
+        def __init__(self, unit_1, unit_2, unit_3, **kwargs):
+            self.unit_1, self.unit_2, self.unit_3 = unit_1, unit_2, unit_3
+            self.state_size = [unit_1, [unit_2, unit_3]]
+            self.output_size = [unit_1, [unit_2, unit_3]]
+            super().__init__(**kwargs)
+
+        def build(self, input_shapes):
+            i1, i2, i3 = input_shapes[0][1], input_shapes[1][1], input_shapes[1][2]
+            self.kernel_1 = self.add_weight(shape=(i1, self.unit_1), initializer="uniform", name="kernel_1")
+            self.kernel_2_3 = self.add_weight(shape=(i2, i3, self.unit_2, self.unit_3), initializer="uniform",
+                                              name="kernel_2_3")
+
+        def call(self, inputs, states):
+            input_1, input_2 = keras.tree.flatten(inputs)
+            s1, s2 = states
+            output_1 = ops.matmul(input_1, self.kernel_1)
+            output_2_3 = ops.einsum("bij,ijkl->bkl", input_2, self.kernel_2_3)
+            return (output_1, output_2_3), (s1 + output_1, s2 + output_2_3)
+    return NestedCell
+
+
+def test_rnn_runs_a_cell_with_nested_inputs_outputs_and_states():
+    # Keras 3.15 itself fails on this guide section (its RNN builds the cell with the first sequence only);
+    # the cell is linear, so the expected values have a closed form.
+    rng = np.random.default_rng(0)
+    x1 = rng.random((2, 4, 3)).astype("float32")
+    x2 = rng.random((2, 4, 2, 3)).astype("float32")
+    rnn = keras.layers.RNN(_nested_cell_class()(2, 3, 4), return_sequences=True, return_state=True)
+    (seq_1, seq_2_3), state_1, state_2_3 = rnn((x1, x2))
+    k1, k23 = rnn.cell.kernel_1.numpy(), rnn.cell.kernel_2_3.numpy()
+    expected_1 = np.einsum("bti,ij->btj", x1, k1)
+    expected_2_3 = np.einsum("btij,ijkl->btkl", x2, k23)
+    np.testing.assert_allclose(seq_1.numpy(), expected_1, rtol=1e-5)
+    np.testing.assert_allclose(seq_2_3.numpy(), expected_2_3, rtol=1e-5)
+    np.testing.assert_allclose(state_1.numpy(), expected_1.sum(1), rtol=1e-5)
+    np.testing.assert_allclose(state_2_3.numpy(), expected_2_3.sum(1), rtol=1e-5)
+
+    input_1, input_2 = keras.Input((None, 3)), keras.Input((None, 2, 3))
+    last = keras.layers.RNN(_nested_cell_class()(2, 3, 4))
+    outputs = last((input_1, input_2))
+    assert [tuple(o.shape) for o in outputs] == [(None, 2), (None, 3, 4)]
+    model = keras.Model([input_1, input_2], outputs)
+    out_1, out_2_3 = model.predict([x1, x2], verbose=0)
+    np.testing.assert_allclose(out_1, x1[:, -1] @ last.cell.kernel_1.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(out_2_3, np.einsum("bij,ijkl->bkl", x2[:, -1], last.cell.kernel_2_3.numpy()),
+                               rtol=1e-5)
+    with pytest.raises(ValueError, match="expects inputs of shape"):
+        keras.layers.SimpleRNN(2)([x1, x1[:, 0]])
