@@ -300,3 +300,25 @@ def test_rnn_runs_a_cell_with_nested_inputs_outputs_and_states():
                                rtol=1e-5)
     with pytest.raises(ValueError, match="expects inputs of shape"):
         keras.layers.SimpleRNN(2)([x1, x1[:, 0]])
+
+
+def test_hashing_matches_the_examples_of_keras_documentation():
+    inp = [["A"], ["B"], ["C"], ["D"], ["E"]]
+    hashing = keras.layers.Hashing
+    np.testing.assert_array_equal(hashing(num_bins=3)(inp).numpy().ravel(), [1, 0, 1, 1, 2])
+    np.testing.assert_array_equal(hashing(num_bins=3, mask_value="")([["A"], ["B"], [""], ["C"], ["D"]]).numpy().ravel(),
+                                  [1, 1, 0, 2, 2])
+    np.testing.assert_array_equal(hashing(num_bins=3, salt=[133, 137])(inp).numpy().ravel(), [1, 2, 1, 0, 2])
+    np.testing.assert_array_equal(hashing(num_bins=3, salt=133)(inp).numpy().ravel(), [0, 0, 2, 1, 0])
+    assert hashing(num_bins=3)(inp).dtype == tf.int64
+    encoded = keras.layers.CategoryEncoding(64, output_mode="multi_hot")(
+        hashing(num_bins=64, salt=1337)(np.random.randint(0, 100000, size=(50, 1))))
+    assert encoded.shape == (50, 64) and np.all(encoded.numpy().sum(1) == 1)
+    with pytest.raises(ValueError, match="strings or integers"):
+        hashing(num_bins=3)(np.ones((2, 1), "float32"))
+
+
+def test_siphash_reference_vector():
+    from tapeflow.layers.preprocessing.siphash import siphash24
+    # The SipHash paper's test vector: key 00..0f, message 00..0e.
+    assert siphash24(bytes(range(15)), 0x0706050403020100, 0x0f0e0d0c0b0a0908) == 0xa129ca6149be45e5

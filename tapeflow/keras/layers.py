@@ -14,7 +14,7 @@ from tapeflow.layers import (ActivityRegularization, AlphaDropout, Cropping1D, C
 from tapeflow.layers import Lambda, TFSMLayer  # noqa: F401
 from tapeflow.layers import Dot, add, average, concatenate, dot, maximum, minimum, multiply, subtract  # noqa: F401
 from tapeflow.layers import GroupNormalization, Normalization, Rescaling, UnitNormalization  # noqa: F401
-from tapeflow.layers import CategoryEncoding, Discretization  # noqa: F401
+from tapeflow.layers import CategoryEncoding, Discretization, Hashing  # noqa: F401
 from tapeflow.layers import AdditiveAttention, Attention, EinsumDense, MultiHeadAttention  # noqa: F401
 from tapeflow.layers import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
 from tapeflow.layers import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
