@@ -49,6 +49,17 @@ class KerasTensor:
     def __hash__(self):
         return id(self)
 
+    # Keras's ``x._keras_mask`` on a symbolic tensor: computed on demand by the layers package (which sits above
+    # this module and installs the function here on import), so building a model never evaluates masks.
+    symbolic_mask_of = None
+
+    @property
+    def _keras_mask(self):
+        mask = None if KerasTensor.symbolic_mask_of is None else KerasTensor.symbolic_mask_of(self)
+        if mask is None:
+            raise AttributeError("'KerasTensor' object has no attribute '_keras_mask'")
+        return mask
+
     # -- operators: keras.ops recorded as operations of the graph (== and != stay identity, as hashing needs) --
     def __getitem__(self, key):
         from .symbolic import get_item

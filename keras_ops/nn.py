@@ -191,26 +191,35 @@ def log_softmax(x, axis=-1):
 # --------------------------------------------------------------- encodings ---
 def _class_indices(x, name):
     x = convert(x)
-    if not x.dtype.is_integer:
-        raise ValueError(f"{name}: class indices must be integers, received a tensor of {x.dtype.name}")
+    if not (x.dtype.is_integer or x.dtype.is_floating):
+        raise ValueError(f"{name}: class indices must be integers or floats, received a tensor of {x.dtype.name}")
     return x
 
 
 def one_hot(x, num_classes, axis=-1, dtype=None, sparse=False):
-    """Rows with a 1 at each index (indices outside [0, num_classes) give all zeros)."""
+    """Rows with a 1 at each index (indices outside [0, num_classes) give all zeros).
+
+    Float indices are accepted as in Keras: a whole number selects its class, any other value (2.7) none."""
     if sparse:
         raise ValueError("one_hot: sparse=True is not supported by tapeflow (tensors are dense)")
     x = _class_indices(x, "one_hot")
+    if x.dtype.is_floating:
+        whole = M.equal(M.floor(x), x)
+        x = M.cast(A.where(whole, x, M.cast(-1, x.dtype)), "int64")
     return A.one_hot(x, int(num_classes), axis=int(axis), dtype=standardize_dtype(dtype))
 
 
 def multi_hot(inputs, num_classes=None, axis=-1, dtype=None, sparse=False, **kwargs):
-    """The union of the one-hot rows of each sample's indices (axis 1 of a batch, or a single 1-D sample)."""
+    """The union of the one-hot rows of each sample's indices (axis 1 of a batch, or a single 1-D sample).
+
+    Float indices are truncated towards zero, as Keras does here (unlike ``one_hot``)."""
     num_classes = kwargs.pop("num_tokens", num_classes)
     if kwargs or num_classes is None:
         raise ValueError(f"multi_hot: `num_classes` must be given (received {num_classes}); unknown arguments "
                          f"{sorted(kwargs)}")
     x = _class_indices(inputs, "multi_hot")
+    if x.dtype.is_floating:
+        x = M.cast(x, "int64")
     encoded = one_hot(x, num_classes, axis=axis, dtype=dtype, sparse=sparse)
     return R.reduce_max(encoded, 1 if x.ndim > 1 else 0)
 

@@ -59,10 +59,11 @@ from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropo
 from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401
                                    UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
-from .preprocessing import Normalization, Rescaling  # noqa: F401
+from .preprocessing import CategoryEncoding, Discretization, Hashing, Normalization, Rescaling  # noqa: F401
 from .preprocessing import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
                             RandomRotation, RandomTranslation, RandomZoom, Resizing)
 from .core.masking import Masking  # noqa: F401
+from .core.tfsm_layer import TFSMLayer  # noqa: F401
 from .rnn import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell,  # noqa: F401
                   StackedRNNCells, TimeDistributed)
 from .rnn import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401

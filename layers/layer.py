@@ -664,6 +664,14 @@ class Layer(Module):
         if self.input_spec is not None:
             assert_input_compatibility(self.input_spec, inputs, self.name)
         spec_kwargs = {k: v for k, v in kwargs.items() if k != "training"}
+        if _call_spec(type(self))[1] and "mask" not in spec_kwargs:
+            # A call that reads its mask sees one while its output shapes are worked out (ones: every step kept),
+            # as it will at run time; the Node does not record it (masks travel with the tensors).
+            mask = _symbolic_masks_of(inputs)
+            if mask is not None:
+                spec_kwargs["mask"] = tree.map_structure(
+                    lambda m: m if m is None else Tensor(np.ones([1 if d is None else d for d in m.shape],
+                                                                 dtype=np.dtype(m.dtype))), mask)
         outputs = self.compute_output_spec(*args, **spec_kwargs)
         Node(self, call_args=args, call_kwargs=kwargs, outputs=outputs)
         return outputs
@@ -797,6 +805,69 @@ def _masks_of(inputs):
         masks = [get_keras_mask(x) if isinstance(x, Tensor) else None for x in inputs]
         return masks if any(m is not None for m in masks) else None
     return None
+
+
+def _symbolic_keras_mask(tensor):
+    """The mask a layer would attach to the KerasTensor ``tensor`` (a bool KerasTensor), or None.
+
+    Computed on demand (``x._keras_mask`` of a functional graph), never while building: the producing layer's
+    ``compute_mask`` runs on zeros standing for its inputs and ones for their masks, as ``compute_output_spec``
+    runs ``call``. Unknown axes are sized 2, then 3: the mask's axes that change size are the unknown ones."""
+    cached = tensor.__dict__.get("_symbolic_mask_cache", _NOT_COMPUTED)
+    if cached is _NOT_COMPUTED:
+        cached = tensor.__dict__["_symbolic_mask_cache"] = _compute_symbolic_keras_mask(tensor)
+    return cached
+
+
+_NOT_COMPUTED = object()
+
+
+def _compute_symbolic_keras_mask(tensor):
+    history = tensor._keras_history
+    if history is None:
+        return None
+    layer, node_index, tensor_index = history
+    node = layer._inbound_nodes[node_index]
+    if node.is_input or not isinstance(layer, Layer) or not node.call_args:
+        return None
+    inputs = node.call_args[0]
+    previous = node.call_kwargs.get("mask")
+    if previous is None:
+        previous = _symbolic_masks_of(inputs)
+    if previous is None and not _overrides(type(layer), "compute_mask"):
+        return None
+
+    def mask_with_unknown_axes_sized(size):
+        def concrete(t, fill):
+            shape = tuple(size if d is None else d for d in t.shape)
+            return Tensor(np.full(shape, fill, dtype=np.dtype(t.dtype)))
+        concrete_inputs = tree.map_structure(
+            lambda t: concrete(t, 0) if isinstance(t, KerasTensor) else t, inputs)
+        concrete_previous = tree.map_structure(
+            lambda t: concrete(t, True) if isinstance(t, KerasTensor) else t, previous)
+        masks = layer.compute_mask(concrete_inputs, concrete_previous)
+        if isinstance(masks, (list, tuple)) and len(node.output_tensors) > 1:
+            masks = masks[tensor_index] if tensor_index < len(masks) else None
+        return None if masks is None else convert_to_tensor(masks)
+
+    small, large = mask_with_unknown_axes_sized(2), mask_with_unknown_axes_sized(3)
+    if small is None:
+        return None
+    shape = tuple(a if a == b else None for a, b in zip(small.shape.as_list(), large.shape.as_list()))
+    return KerasTensor(shape, dtype=small.dtype.name, record_history=False)
+
+
+def _symbolic_masks_of(inputs):
+    if isinstance(inputs, KerasTensor):
+        return _symbolic_keras_mask(inputs)
+    if isinstance(inputs, (list, tuple)) and inputs:
+        masks = [_symbolic_keras_mask(x) if isinstance(x, KerasTensor) else None for x in inputs]
+        return masks if any(m is not None for m in masks) else None
+    return None
+
+
+Tensor.keras_mask_accessors = (get_keras_mask, set_keras_mask)
+KerasTensor.symbolic_mask_of = _symbolic_keras_mask
 
 
 # ----------------------------------------------------------------- helpers ---

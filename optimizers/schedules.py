@@ -15,6 +15,7 @@ from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.recording import execute
 from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
+from tapeflow.ops import array_ops
 from tapeflow.saving.registry import find, keras_export
 from tapeflow.saving.serialization_lib import instantiate, serialize_keras_object
 
@@ -32,8 +33,21 @@ def _float_array(value):
 
 
 def _rate(op_type, step, initial_value, **config):
-    """The schedule op ``op_type`` at ``step``, computed in the dtype of ``initial_value``."""
-    return execute(op_type, (convert_to_tensor(step),), dict(config, dtype=_float_array(initial_value).dtype.name))
+    """The schedule op ``op_type`` at ``step``, computed in the dtype of ``initial_value``.
+
+    A tensor of steps (``schedule(tf.range(100))``, to plot a schedule) gives the rates elementwise, in its shape:
+    the scalar op runs at each step, so every value is the one training would use."""
+    step = convert_to_tensor(step)
+    attrs = dict(config, dtype=_float_array(initial_value).dtype.name)
+    if step.shape.rank == 0:
+        return execute(op_type, (step,), attrs)
+    if step.shape.rank is None or not step.shape.is_fully_defined():
+        raise ValueError(f"A learning-rate schedule needs a step of known shape; received shape {step.shape}")
+    steps = array_ops.unstack(array_ops.reshape(step, [-1])) if step.shape.num_elements() else []
+    rates = [execute(op_type, (s,), attrs) for s in steps]
+    if not rates:
+        return convert_to_tensor(np.zeros(step.shape.as_list(), dtype=attrs["dtype"]))
+    return array_ops.reshape(array_ops.stack(rates), step.shape.as_list())
 
 
 def _positive_steps(name, value):

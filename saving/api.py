@@ -14,6 +14,7 @@ import warnings
 import h5py
 
 from . import keras_archive, legacy_h5
+from .atomic import make_directories
 from .release import replacing
 from .state_loading import load_state
 from .errors import FileContentError
@@ -76,6 +77,9 @@ def save_model(model, filepath, overwrite=True, zipped=None, **kwargs):
                       "using instead the native Keras format, e.g. `model.save('my_model.keras')` or "
                       "`keras.saving.save_model(model, 'my_model.keras')`.", stacklevel=3)
         if _may_write(filepath, overwrite):
+            # Keras 3 creates the missing parent directories of a legacy .h5 file (not of .keras files or of
+            # save_weights: those raise FileNotFoundError, as here).
+            make_directories(os.path.dirname(os.path.abspath(filepath)))
             legacy_h5.save_legacy(model, filepath, include_optimizer=include_optimizer)
         return
     raise ValueError("Invalid filepath extension for saving. Please add either a `.keras` extension for the native "

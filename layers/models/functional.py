@@ -10,6 +10,7 @@ import numpy as np
 from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.tensor import Tensor
+from tapeflow.ops import array_ops, math_ops
 
 from ..core.input_layer import InputLayer
 from ..input_spec import InputSpec
@@ -40,6 +41,37 @@ def _pack_io(structure, flat):
             return type(node)(*items) if hasattr(node, "_fields") else type(node)(items)
         return next(leaves)
     return pack(structure)
+
+
+def match_input_rank(x, input_shape):
+    """``x`` with a trailing axis of size 1 added or removed to match the rank of ``input_shape``, as Keras does
+    for model inputs: a 1-D array fed to ``Input((1,))`` becomes a column, ``(n, 2, 1)`` fed to ``Input((2,))``
+    a matrix. Other ranks are left for the layers to reject."""
+    shape = getattr(x, "shape", None)
+    if shape is None or x is None:
+        return x
+    rank, expected = len(shape), len(input_shape)
+    if rank == expected - 1 and input_shape[-1] == 1:
+        new_shape = tuple(shape) + (1,)
+    elif rank == expected + 1 and rank > 1 and shape[-1] == 1:
+        new_shape = tuple(shape)[:-1]
+    else:
+        return x
+    if isinstance(x, KerasTensor):
+        return KerasTensor(new_shape, dtype=x.dtype, record_history=False)
+    x = convert_to_tensor(x)
+    return array_ops.expand_dims(x, -1) if len(new_shape) > rank else array_ops.squeeze(x, [-1])
+
+
+def _cast_to_input_dtype(x, dtype):
+    """A numeric tensor fed to a numeric Input of another dtype is cast to the Input's dtype, as in Keras."""
+    if not isinstance(x, Tensor) or dtype is None:
+        return x
+    target = dtypes.as_dtype(dtype)
+    numeric = (lambda d: d.is_floating or d.is_integer or d.is_bool)
+    if x.dtype == target or not (numeric(x.dtype) and numeric(target)):
+        return x
+    return math_ops.cast(x, target)
 
 
 def map_graph(inputs, outputs):
@@ -133,6 +165,21 @@ class Functional(Model):
         self._lock_state()
 
     # -- running the graph ------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        # A dict keyed by Input names feeds a model built on a list (or a single Input): reorder it first, so the
+        # input specs are checked against the right tensors.
+        if args and isinstance(args[0], dict) and not isinstance(self._inputs_struct, dict):
+            args = (self._dict_to_input_struct(args[0]),) + args[1:]
+        return Model.__call__(self, *args, **kwargs)
+
+    def _dict_to_input_struct(self, data):
+        names = self.input_names
+        missing = [n for n in names if n not in data]
+        if missing:
+            raise ValueError(f'Missing data for input "{missing[0]}". You passed a data dictionary with keys '
+                             f"{list(data)}. Expected the following keys: {names}")
+        return _pack_io(self._inputs_struct, [data[n] for n in names])
+
     def _flat_call_inputs(self, inputs):
         struct = self._inputs_struct
         if isinstance(struct, dict):
@@ -142,19 +189,15 @@ class Functional(Model):
             missing = [k for k in struct if k not in inputs]
             if missing:
                 raise ValueError(f"Missing input(s) {missing} for model '{self.name}'.")
-            return [inputs[k] for k in struct]
-        if isinstance(inputs, dict):
-            names = [t._keras_history[0].name for t in self._inputs]
-            try:
-                return [inputs[n] for n in names]
-            except KeyError as e:
-                raise ValueError(f"Model '{self.name}' has inputs named {names}; received a dict with keys "
-                                 f"{list(inputs)}") from e
-        flat = _flatten_io(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+            flat = [inputs[k] for k in struct]
+        elif isinstance(inputs, dict):
+            flat = _flatten_io(self._dict_to_input_struct(inputs))
+        else:
+            flat = _flatten_io(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
         if len(flat) != len(self._inputs):
             raise ValueError(f"Model '{self.name}' expects {len(self._inputs)} input(s), but it received "
                              f"{len(flat)} input tensors.")
-        return flat
+        return [_cast_to_input_dtype(match_input_rank(x, t.shape), t.dtype) for x, t in zip(flat, self._inputs)]
 
     def call(self, inputs, training=None, mask=None):
         values = {}

@@ -147,6 +147,12 @@ class Model(Trainer, Layer):
         from tapeflow import saving
         return saving.save_weights(self, filepath, overwrite=overwrite, max_shard_size=max_shard_size)
 
+    def export(self, filepath, format="tf_saved_model", verbose=True, input_signature=None, **kwargs):
+        """Writes a TensorFlow SavedModel whose ``serve`` endpoint runs the model for inference."""
+        from .export import export_saved_model
+        return export_saved_model(self, filepath, format=format, verbose=verbose, input_signature=input_signature,
+                                  **kwargs)
+
     def load_weights(self, filepath, skip_mismatch=False, **kwargs):
         from tapeflow import saving
         return saving.load_weights(self, filepath, skip_mismatch=skip_mismatch, **kwargs)

@@ -4,6 +4,7 @@ import warnings
 from ..core.input_layer import InputLayer
 from ..keras_tensor import KerasTensor
 from ..layer import Layer
+from .functional import match_input_rank
 from .model import Model
 from ..serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
 from .. import dtype_policy
@@ -112,7 +113,7 @@ class Sequential(Model):
         return [layer for layer in self._layers if not isinstance(layer, InputLayer)]
 
     def call(self, inputs, training=None, mask=None):
-        x = inputs
+        x = self._match_input_rank(inputs)
         for layer in self._layers:
             if type(layer) is InputLayer:
                 continue
@@ -122,10 +123,14 @@ class Sequential(Model):
     def compute_output_spec(self, inputs, training=None, mask=None):
         if not self.built:
             self._maybe_build(inputs)
-        x = inputs
+        x = self._match_input_rank(inputs)
         for layer in self.layers:
             x = layer._symbolic_output(x)
         return x
+
+    def _match_input_rank(self, inputs):
+        first = self._layers[0] if self._layers else None
+        return match_input_rank(inputs, first.batch_shape) if isinstance(first, InputLayer) else inputs
 
     def compute_output_shape(self, input_shape):
         spec = self.compute_output_spec(KerasTensor(input_shape))

@@ -22,3 +22,6 @@ class GlobalAveragePooling1D(BaseGlobalPooling):
         total = reduction_ops.reduce_sum(math_ops.multiply(inputs, weights), axis=steps, keepdims=self.keepdims)
         count = reduction_ops.reduce_sum(weights, axis=steps, keepdims=self.keepdims)
         return math_ops.divide(total, count)
+
+    def compute_mask(self, inputs, previous_mask):
+        return None  # the steps are pooled away: the mask is consumed, as in Keras

@@ -13,3 +13,6 @@ from .rescaling import Rescaling  # noqa: F401
 from .integer_lookup import IntegerLookup  # noqa: F401
 from .string_lookup import StringLookup  # noqa: F401
 from .text_vectorization import TextVectorization  # noqa: F401
+from .category_encoding import CategoryEncoding  # noqa: F401
+from .discretization import Discretization  # noqa: F401
+from .hashing import Hashing  # noqa: F401

@@ -10,6 +10,7 @@ pairwise mean/variance update) in float64, and writes them to the ``mean`` and
 import numpy as np
 
 from tapeflow.data.dataset import Dataset
+from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.tensor import Tensor
 from tapeflow.ops import array_ops, math_ops
 
@@ -142,6 +143,22 @@ class Normalization(Layer):
             return [array], array.shape
         raise TypeError(f"Normalization.adapt accepts a numpy array, a Tensor or a tf.data.Dataset; received "
                         f"{type(data).__name__}.")
+
+    # -- statistics as Keras exposes them ------------------------------------------------------------------------
+    @property
+    def mean(self):
+        """The mean as a tensor of the broadcast shape (``(1, features)`` for ``axis=-1``); None until built."""
+        return self._statistic(0)
+
+    @property
+    def variance(self):
+        """The variance as a tensor of the broadcast shape; None until built."""
+        return self._statistic(1)
+
+    def _statistic(self, index):
+        if not self.built:
+            return None
+        return convert_to_tensor(self._mean_and_variance(self.compute_dtype)[index])
 
     # -- call ---------------------------------------------------------------------------
     def _mean_and_variance(self, dtype):

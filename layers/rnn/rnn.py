@@ -19,6 +19,7 @@ from tapeflow.ops import array_ops, math_ops, rnn_ops
 
 from ..layer import Layer, deserialize_nested_objects
 from ..serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
+from ..utils import tree
 from .stacked_rnn_cells import StackedRNNCells
 
 
@@ -35,6 +36,26 @@ def _cell_name(cell_class):
 def _state_sizes(cell):
     size = cell.state_size
     return list(size) if isinstance(size, (list, tuple)) else [size]
+
+
+def _state_shape(size):
+    """The shape of one state after the batch axis: ``10`` -> (10,), a nested ``[20, 30]`` -> (20, 30)."""
+    return tuple(int(d) for d in size) if isinstance(size, (list, tuple)) else (int(size),)
+
+
+def _output_shapes(size):
+    """The per-sample shapes of a cell's output: one shape, or a list of them for a nested ``output_size``."""
+    if isinstance(size, (list, tuple)) and any(isinstance(d, (list, tuple)) for d in size):
+        return [_state_shape(d) for d in size]
+    return _state_shape(size)
+
+
+def _flat_shapes(shapes):
+    """The shapes of a (possibly nested) structure of input shapes, in order."""
+    if tree.is_shape(shapes):
+        return [tuple(shapes)]
+    return [tuple(s) for s in shapes] if all(tree.is_shape(s) for s in shapes) else [
+        s for part in shapes for s in _flat_shapes(part)]
 
 
 def _as_tensor(x, dtype):
@@ -71,11 +92,14 @@ class RNN(Layer):
 
     # -- building ---------------------------------------------------------------------
     def build(self, sequences_shape, initial_state_shape=None):
-        sequences_shape = tuple(sequences_shape)
-        if len(sequences_shape) < 3:
-            raise ValueError(f"Layer '{self.name}' expects inputs of shape (batch, steps, features...); "
-                             f"received input shape {sequences_shape}")
-        step_shape = (sequences_shape[0],) + sequences_shape[2:]
+        # A user cell may take nested inputs (a tuple of sequences): each is (batch, steps, features...).
+        nested = not tree.is_shape(sequences_shape)
+        for shape in _flat_shapes(sequences_shape):
+            if len(shape) < 3 or nested and self.cell_class is not None:
+                raise ValueError(f"Layer '{self.name}' expects inputs of shape (batch, steps, features...); "
+                                 f"received input shape {sequences_shape}")
+        step_shape = tree.map_shape_structure(lambda shape: (shape[0],) + tuple(shape[2:]), sequences_shape)
+        sequences_shape = _flat_shapes(sequences_shape)[0]
         if not self.cell.built:
             self.cell.build(step_shape)
             self.cell.built = True
@@ -85,7 +109,8 @@ class RNN(Layer):
                 raise ValueError(f"Layer '{self.name}' is stateful: it needs a fixed batch size. Pass "
                                  "`batch_size` to the Input (e.g. `keras.Input(shape, batch_size=32)`).")
             self.__dict__["_state_values"] = [
-                Variable(np.zeros((batch, size), self.compute_dtype), trainable=False, name="rnn_state")
+                Variable(np.zeros((batch,) + _state_shape(size), self.compute_dtype), trainable=False,
+                         name="rnn_state")
                 for size in _state_sizes(self.cell)]
         self.built = True
 
@@ -106,15 +131,18 @@ class RNN(Layer):
         if hasattr(self.cell, "get_initial_state"):
             states = self.cell.get_initial_state(batch_size=batch_size)
             return list(states) if isinstance(states, (list, tuple)) else [states]
-        return [array_ops.zeros((batch_size, size), self.compute_dtype) for size in _state_sizes(self.cell)]
+        return [array_ops.zeros((batch_size,) + _state_shape(size), self.compute_dtype)
+                for size in _state_sizes(self.cell)]
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         if isinstance(mask, (list, tuple)):
             mask = mask[0]
-        batch, steps = host_array(sequences).shape[:2]
+        nested = not isinstance(sequences, Tensor)
+        first = tree.flatten(sequences)[0]
+        batch, steps = host_array(first).shape[:2]
         if steps == 0:
             raise ValueError(f"Layer '{self.name}' received a sequence of 0 time steps (input shape "
-                             f"{tuple(host_array(sequences).shape)}); it needs at least one.")
+                             f"{tuple(host_array(first).shape)}); it needs at least one.")
         if initial_state is not None:
             initial_state = initial_state if isinstance(initial_state, (list, tuple)) else [initial_state]
             states = [_as_tensor(s, self.compute_dtype) for s in initial_state]
@@ -133,7 +161,7 @@ class RNN(Layer):
                 fn()
         fused = getattr(self.cell, "fused_cell", None)
         kind = None
-        if fused is not None and host_array(sequences).dtype in (np.float32, np.float64):
+        if fused is not None and not nested and host_array(sequences).dtype in (np.float32, np.float64):
             kind = fused(training)  # the fused kernels compute in float32 and float64 only
         if kind is not None:
             outputs, states = self._run_fused(kind, sequences, states, mask, training)
@@ -145,7 +173,7 @@ class RNN(Layer):
         if self.stateful:
             for v, s in zip(self._state_values, states):
                 v.assign(s)
-        output = outputs if self.return_sequences else outputs[:, -1]
+        output = outputs if self.return_sequences else tree.map_structure(lambda o: o[:, -1], outputs)
         if self.return_state:
             return [output] + list(states)
         return output
@@ -180,35 +208,46 @@ class RNN(Layer):
         return self._zero_masked(H, mask), new_states
 
     def _run_steps(self, x, states, mask, training):
-        steps = host_array(x).shape[1]
+        steps = host_array(tree.flatten(x)[0]).shape[1]
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+        nested = not isinstance(x, Tensor)
         prev_output = None
         outputs = []
         for t in order:
-            out, new_states = self.cell(x[:, t], list(states), training=training)
+            step = tree.map_structure(lambda seq: seq[:, t], x) if nested else x[:, t]
+            out, new_states = self.cell(step, list(states), training=training)
             new_states = list(new_states) if isinstance(new_states, (list, tuple)) else [new_states]
             if mask is not None:
-                m = array_ops.expand_dims(mask[:, t], -1)
+                def keep(new, old):
+                    m = array_ops.reshape(mask[:, t], [-1] + [1] * (len(new.shape) - 1))
+                    return array_ops.where(m, new, old)
                 if prev_output is None:
                     first = states[0]
-                    prev_output = first if tuple(first.shape) == tuple(out.shape) else array_ops.zeros_like(out)
-                new_states = [array_ops.where(m, n, s) for n, s in zip(new_states, states)]
-                out = array_ops.where(m, out, prev_output)
+                    prev_output = (first if isinstance(out, Tensor) and tuple(first.shape) == tuple(out.shape)
+                                   else tree.map_structure(array_ops.zeros_like, out))
+                new_states = [keep(n, s) for n, s in zip(new_states, states)]
+                out = tree.map_structure(keep, out, prev_output)
             prev_output = out
             outputs.append(out)
             states = new_states
-        return self._zero_masked(array_ops.stack(outputs, axis=1), mask), states
+        if isinstance(out, Tensor):
+            return self._zero_masked(array_ops.stack(outputs, axis=1), mask), states
+        stacked = [self._zero_masked(array_ops.stack(leaves, axis=1), mask)
+                   for leaves in zip(*[tree.flatten(o) for o in outputs])]
+        return tree.pack_sequence_as(outputs[0], stacked), states
 
     # -- shapes, masks, config -----------------------------------------------------------
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
-        sequences_shape = tuple(sequences_shape)
+        sequences_shape = _flat_shapes(sequences_shape)[0]
         size = getattr(self.cell, "output_size", None)
         if size is None:
             size = _state_sizes(self.cell)[0]
         batch = sequences_shape[0]
-        output = (batch, sequences_shape[1], size) if self.return_sequences else (batch, size)
+        leading = (batch, sequences_shape[1]) if self.return_sequences else (batch,)
+        per_sample = _output_shapes(size)
+        output = ([leading + s for s in per_sample] if isinstance(per_sample, list) else leading + per_sample)
         if self.return_state:
-            return [output] + [(batch, s) for s in _state_sizes(self.cell)]
+            return [output] + [(batch,) + _state_shape(s) for s in _state_sizes(self.cell)]
         return output
 
     def compute_mask(self, inputs, mask=None):

@@ -24,6 +24,24 @@ class Tensor:
         self._value = value
         self._id = next_id()
 
+    # -- Keras's ``tensor._keras_mask`` -------------------------------------------------------------------------
+    # Masks are attached by Keras layers, which sit above this module and keep them in a table (tensors have
+    # fixed slots); the layers package installs its (get, set) accessors in ``keras_mask_accessors`` on import.
+    keras_mask_accessors = None
+
+    @property
+    def _keras_mask(self):
+        mask = None if Tensor.keras_mask_accessors is None else Tensor.keras_mask_accessors[0](self)
+        if mask is None:
+            raise AttributeError("'Tensor' object has no attribute '_keras_mask'")
+        return mask
+
+    @_keras_mask.setter
+    def _keras_mask(self, mask):
+        if Tensor.keras_mask_accessors is None:
+            raise AttributeError("Keras masks need tapeflow.layers (not imported)")
+        Tensor.keras_mask_accessors[1](self, mask)
+
     # -- introspection -------------------------------------------------
     @property
     def shape(self):

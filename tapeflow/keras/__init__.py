@@ -14,7 +14,7 @@ from . import (activations, backend, callbacks, constraints, initializers, layer
 __version__ = "3.15.1"
 
 _LAZY = {"optimizers": "tapeflow.optimizers", "saving": "tapeflow.saving", "ops": "tapeflow.keras.ops",
-         "random": "tapeflow.keras.random", "config": "tapeflow.keras.config"}
+         "random": "tapeflow.keras.random", "config": "tapeflow.keras.config", "tree": "tapeflow.keras.tree"}
 
 
 def __getattr__(name):

@@ -11,9 +11,10 @@ from tapeflow.layers import (ELU, AveragePooling1D, AveragePooling2D, Conv1DTran
 from tapeflow.layers import (ActivityRegularization, AlphaDropout, Cropping1D, Cropping2D,  # noqa: F401
                              GaussianDropout, GaussianNoise, Identity, Permute, RepeatVector, SpatialDropout1D,
                              SpatialDropout2D, UpSampling1D, UpSampling2D, ZeroPadding1D, ZeroPadding2D)
-from tapeflow.layers import Lambda  # noqa: F401
+from tapeflow.layers import Lambda, TFSMLayer  # noqa: F401
 from tapeflow.layers import Dot, add, average, concatenate, dot, maximum, minimum, multiply, subtract  # noqa: F401
 from tapeflow.layers import GroupNormalization, Normalization, Rescaling, UnitNormalization  # noqa: F401
+from tapeflow.layers import CategoryEncoding, Discretization, Hashing  # noqa: F401
 from tapeflow.layers import AdditiveAttention, Attention, EinsumDense, MultiHeadAttention  # noqa: F401
 from tapeflow.layers import IntegerLookup, StringLookup, TextVectorization  # noqa: F401
 from tapeflow.layers import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401
