@@ -88,6 +88,18 @@ def _per_output(value, output_names, what):
     return [value] * n
 
 
+def by_output(value, output_names, what="y"):
+    """A dict keyed by output names (``y``, ``sample_weight``, a dict-output model's predictions) as the
+    list in the model's output order, as Keras takes them; any other value as it is."""
+    if not isinstance(value, dict) or not output_names:
+        return value
+    unknown = set(value) - set(output_names)
+    if unknown:
+        raise ValueError(f"In the dict `{what}`, key(s) {sorted(unknown)} do not correspond to any model output. "
+                         f"Model outputs: {output_names}")
+    return [value.get(name) for name in output_names]
+
+
 def _validate_loss(loss):
     """Unknown loss names fail at compile time, before any training."""
     if isinstance(loss, str):
@@ -143,6 +155,8 @@ class CompileLoss:
         self.built = True
 
     def __call__(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred, sample_weight = (by_output(v, self.output_names, what) for v, what in (
+            (y_true, "y"), (y_pred, "y_pred"), (sample_weight, "sample_weight")))
         if not self.built:
             self.build(y_true, y_pred)
         if len(self._losses) == 1:
@@ -153,6 +167,9 @@ class CompileLoss:
         for i, (loss_fn, weight) in enumerate(zip(self._losses, self._weights)):
             if loss_fn is None:
                 continue
+            if y_true[i] is None:
+                raise ValueError(f"Output '{self.output_names[i] if self.output_names else i}' has a loss, but `y` "
+                                 "has no target for it.")
             value = loss_fn(y_true[i], y_pred[i], weights[i])
             if self.metrics[i] is not None:
                 self.metrics[i].update_state(value, sample_weight=_shape(tree.flatten(y_pred)[0])[0])
@@ -224,6 +241,8 @@ class CompileMetrics(metrics_module.Metric):
         return [v for m in self.metrics for v in m.variables]
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred, sample_weight = (by_output(v, self.output_names, what) for v, what in (
+            (y_true, "y"), (y_pred, "y_pred"), (sample_weight, "sample_weight")))
         if not self.built:
             self.build(y_true, y_pred)
         y_true = y_true if isinstance(y_true, (list, tuple)) else [y_true]
