@@ -13,3 +13,5 @@ from tapeflow.layers.utils.sequence_utils import pad_sequences  # noqa: F401
 from tapeflow.layers.trainers.data_adapter import pack_x_y_sample_weight, unpack_x_y_sample_weight  # noqa: F401
 from tapeflow.layers.utils.dataset_utils import split_dataset  # noqa: F401
 
+from tapeflow.layers.utils.image_dataset import image_dataset_from_directory  # noqa: F401
+from tapeflow.layers.utils.text_dataset import text_dataset_from_directory  # noqa: F401
