@@ -60,3 +60,37 @@ def test_3d_layers_shapes_gradients_and_round_trip(tmp_path):
     loaded = tf.keras.models.load_model(path)
     np.testing.assert_array_equal(loaded(x).numpy(), model(x).numpy())
     assert loaded.layers[1].get_config() == layers[0].get_config() | {"name": loaded.layers[1].name}
+
+
+@pytest.mark.parametrize("case", FIXTURES["losses"], ids=lambda c: f"{c['class']}-{c['kwargs']}")
+def test_dice_tversky_match_keras(case, tmp_path):
+    y_true = np.asarray(FIXTURES["loss_true"], np.float32)
+    y_pred = np.asarray(FIXTURES["loss_pred"], np.float32)
+    loss = getattr(tf.keras.losses, case["class"])(**case["kwargs"])
+    np.testing.assert_allclose(np.asarray(loss(y_true, y_pred)), case["result"], rtol=1e-6, atol=1e-7)
+    if case["weighted"] is not None:
+        weighted = loss(y_true, y_pred, sample_weight=np.asarray(FIXTURES["loss_weight"], np.float32))
+        np.testing.assert_allclose(np.asarray(weighted), case["weighted"], rtol=1e-6)
+    config = loss.get_config()
+    config.pop("dtype", None)
+    assert config == case["config"]
+    clone = tf.keras.losses.deserialize(tf.keras.losses.serialize(loss))
+    assert type(clone) is type(loss) and clone.get_config() == loss.get_config()
+
+
+def test_dice_gradient_and_model_file(tmp_path):
+    t = tf.constant([[1.0, 0.0, 1.0]])
+    p = tf.constant([[0.7, 0.2, 0.4]])
+    with tf.GradientTape() as tape:
+        tape.watch(p)
+        value = tf.keras.losses.dice(t, p)
+    # d/dp of 1 - 2 I / S with I = t.p, S = |t| + |p|:  -(2 t S - 2 I) / S^2
+    i, s = 0.7 + 0.4, 2.0 + 1.3 + 1e-7
+    np.testing.assert_allclose(tape.gradient(value, p).numpy(), [-(2 * np.array([1, 0, 1]) * s - 2 * i) / s ** 2],
+                               rtol=1e-5)
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(3, activation="sigmoid")])
+    model.compile("sgd", loss=tf.keras.losses.Tversky(alpha=0.3, beta=0.7, axis=-1))
+    path = str(tmp_path / "t.keras")
+    model.save(path)
+    loaded = tf.keras.models.load_model(path)
+    assert loaded.loss.get_config() == model.loss.get_config()
