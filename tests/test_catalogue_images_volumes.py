@@ -32,7 +32,7 @@ def test_image_op_argument_errors():
 
 
 def test_volumes_model_written_by_keras():
-    model = tf.keras.models.load_model(os.path.join(_HERE, "volumes.keras"))
+    model = tf.keras.models.load_model(os.path.join(_HERE, "catalogue_volumes.keras"))
     x = np.asarray(FIXTURES["volume_x"], np.float32)
     np.testing.assert_allclose(model.predict(x, verbose=0), FIXTURES["volume_pred"], rtol=1e-5, atol=1e-6)
     assert [type(layer).__name__ for layer in model.layers][:2] == ["ZeroPadding3D", "Conv3D"]
