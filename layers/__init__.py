@@ -58,6 +58,7 @@ from .regularization import (ActivityRegularization, AlphaDropout, GaussianDropo
                              SpatialDropout1D, SpatialDropout2D)
 from .reshaping import (Cropping1D, Cropping2D, Permute, RepeatVector, UpSampling1D,  # noqa: F401
                                    UpSampling2D, ZeroPadding1D, ZeroPadding2D)
+from .reshaping import Cropping3D, UpSampling3D, ZeroPadding3D  # noqa: F401
 from .normalization import GroupNormalization, UnitNormalization  # noqa: F401
 from .preprocessing import CategoryEncoding, Discretization, Hashing, Normalization, Rescaling  # noqa: F401
 from .preprocessing import (CenterCrop, RandomBrightness, RandomContrast, RandomCrop, RandomFlip,  # noqa: F401

@@ -11,11 +11,14 @@ from tapeflow.saving.serialization_lib import instantiate, serialize_keras_objec
 
 from . import schedules
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
 from .base_optimizer import Optimizer
+from .ftrl import Ftrl
+from .lamb import Lamb
 from .lion import Lion
 from .nadam import Nadam
 from .newton import Newton
@@ -23,13 +26,13 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 _MODULE = "keras.optimizers"
-_BUILTIN = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Newton)
+_BUILTIN = (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, Nadam, Lion, Newton, Ftrl, Adafactor, Lamb)
 ALL_OBJECTS_DICT = {cls.__name__.lower(): cls for cls in _BUILTIN}
 for _cls in _BUILTIN:
     keras_export(f"{_MODULE}.{_cls.__name__}")(_cls)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "Nadam", "Lion", "Newton",
-           "schedules", "get", "serialize", "deserialize"]
+           "Ftrl", "Adafactor", "Lamb", "schedules", "get", "serialize", "deserialize"]
 
 
 def serialize(optimizer):

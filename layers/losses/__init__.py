@@ -1,4 +1,5 @@
 """Losses (``tf.keras.losses``)."""
+from .losses import Dice, Tversky, dice, tversky  # noqa: F401
 from .losses import (KLD, MAE, MAPE, MSE, MSLE, BinaryCrossentropy, CategoricalCrossentropy,  # noqa: F401
                      CosineSimilarity, Hinge, Huber, KLDivergence, LogCosh, Loss, LossFunctionWrapper,
                      MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError,

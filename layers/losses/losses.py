@@ -431,3 +431,43 @@ _CLASSES = {cls.__name__: cls for cls in (
 # Names resolve as Keras does: functions, then classes, then registered objects.
 serialize, deserialize, get = module_accessors({**_FUNCTIONS, **_CLASSES}, "loss",
                                                names={**_CLASSES, **_FUNCTIONS}, registered=True)
+
+
+# ------------------------------------------------- overlap (segmentation) losses ---
+def _overlap_pair(y_true, y_pred):
+    y_pred = _float_pred(y_pred)
+    return _tensor(y_true, host_array(y_pred).dtype), y_pred
+
+
+def _overlap_axis(axis):
+    return list(axis) if isinstance(axis, (list, tuple)) else axis
+
+
+@keras_export("keras.losses.dice")
+def dice(y_true, y_pred, axis=None):
+    """1 - 2 |t p| / (|t| + |p|), summed over ``axis`` (None: everything, one value for the batch)."""
+    y_true, y_pred = _overlap_pair(y_true, y_pred)
+    axis = _overlap_axis(axis)
+    intersection = R.reduce_sum(M.multiply(y_true, y_pred), axis=axis)
+    total = M.add(R.reduce_sum(y_true, axis=axis), R.reduce_sum(y_pred, axis=axis))
+    return M.subtract(1.0, M.divide(M.multiply(2.0, intersection), M.add(total, backend.epsilon())))
+
+
+@keras_export("keras.losses.tversky")
+def tversky(y_true, y_pred, alpha=0.5, beta=0.5, axis=None):
+    """1 - tp / (tp + alpha * sum(t (1 - p)) + beta * sum((1 - t) p)), summed over ``axis`` (None: everything).
+
+    As observed in Keras 3, ``alpha`` weighs the missed positives and ``beta`` the false alarms."""
+    y_true, y_pred = _overlap_pair(y_true, y_pred)
+    axis = _overlap_axis(axis)
+    tp = R.reduce_sum(M.multiply(y_true, y_pred), axis=axis)
+    missed = R.reduce_sum(M.multiply(y_true, M.subtract(1.0, y_pred)), axis=axis)
+    false_alarms = R.reduce_sum(M.multiply(M.subtract(1.0, y_true), y_pred), axis=axis)
+    denominator = M.add(M.add(tp, M.multiply(alpha, missed)), M.multiply(beta, false_alarms))
+    return M.subtract(1.0, M.divide(tp, M.add(denominator, backend.epsilon())))
+
+
+Dice = _wrapper("Dice", dice, "dice", axis=None)
+Tversky = _wrapper("Tversky", tversky, "tversky", alpha=0.5, beta=0.5, axis=None)
+_FUNCTIONS.update({"dice": dice, "tversky": tversky})
+_CLASSES.update({"Dice": Dice, "Tversky": Tversky})

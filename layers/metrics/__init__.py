@@ -8,6 +8,9 @@ from .accuracy_metrics import (Accuracy, BinaryAccuracy, CategoricalAccuracy, Sp
                                top_k_categorical_accuracy)
 from .base_metric import Metric  # noqa: F401
 from .confusion_metrics import AUC, Precision, Recall
+from .f_score_metrics import F1Score, FBetaScore
+from .iou_metrics import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
+from .r2_metrics import R2Score
 from .probabilistic_metrics import BinaryCrossentropy, CategoricalCrossentropy, SparseCategoricalCrossentropy
 from .reduction_metrics import Mean, MeanMetricWrapper, Sum
 from .regression_metrics import (MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredError,  # noqa: F401
@@ -28,7 +31,8 @@ _CLASSES = {cls.__name__: cls for cls in (
     Sum, Mean, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
     TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError,
     MeanAbsolutePercentageError, RootMeanSquaredError, BinaryCrossentropy, CategoricalCrossentropy,
-    SparseCategoricalCrossentropy, Precision, Recall, AUC)}
+    SparseCategoricalCrossentropy, Precision, Recall, AUC, F1Score, FBetaScore, R2Score, IoU, MeanIoU, BinaryIoU,
+    OneHotIoU, OneHotMeanIoU)}
 _SNAKE_CLASSES = {backend.snake_case(name): cls for name, cls in _CLASSES.items()}
 _SNAKE_CLASSES["auc"] = AUC
 

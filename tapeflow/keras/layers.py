@@ -22,3 +22,4 @@ from tapeflow.layers import (CenterCrop, RandomBrightness, RandomContrast, Rando
 from tapeflow.layers import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, Masking, SimpleRNN,  # noqa: F401
                              SimpleRNNCell, StackedRNNCells, TimeDistributed)
 from tapeflow.layers import ConvLSTM1D, ConvLSTM2D, ConvLSTM3D  # noqa: F401
+from tapeflow.layers import Cropping3D, UpSampling3D, ZeroPadding3D  # noqa: F401

@@ -9,3 +9,4 @@ from tapeflow.layers.losses import (KLD, MAE, MAPE, MSE, MSLE, BinaryCrossentrop
                                     mean_absolute_error, mean_absolute_percentage_error, mean_squared_error,
                                     mean_squared_logarithmic_error, mse, msle, poisson, serialize,
                                     sparse_categorical_crossentropy, squared_hinge)
+from tapeflow.layers.losses import Dice, Tversky, dice, tversky  # noqa: F401

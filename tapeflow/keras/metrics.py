@@ -8,3 +8,5 @@ from tapeflow.layers.metrics import (AUC, Accuracy, BinaryAccuracy, BinaryCrosse
                                      deserialize, get, mean_absolute_error, mean_absolute_percentage_error,
                                      mean_squared_error, serialize, sparse_categorical_accuracy,
                                      sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
+from tapeflow.layers.metrics import (BinaryIoU, F1Score, FBetaScore, IoU, MeanIoU, OneHotIoU,  # noqa: F401
+                                     OneHotMeanIoU, R2Score)

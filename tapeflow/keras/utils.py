@@ -14,3 +14,5 @@ from tapeflow.layers.trainers.data_adapter import pack_x_y_sample_weight, unpack
 from tapeflow.layers.utils.dataset_utils import split_dataset  # noqa: F401
 
 from tapeflow.layers.utils.timeseries import timeseries_dataset_from_array  # noqa: F401
+from tapeflow.layers.utils.image_dataset import image_dataset_from_directory  # noqa: F401
+from tapeflow.layers.utils.text_dataset import text_dataset_from_directory  # noqa: F401
