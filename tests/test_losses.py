@@ -134,3 +134,16 @@ def test_to_categorical_feeds_categorical_crossentropy():
     p = [[0.05, 0.9, 0.05], [0.1, 0.8, 0.1]]
     assert np.isclose(float(L.CategoricalCrossentropy()(one_hot, p)),
                       float(L.SparseCategoricalCrossentropy()(labels, p)), rtol=1e-6)
+
+
+def test_a_loss_of_a_variable_is_differentiable_in_it():
+    # y_pred given as a tf.Variable (not a Tensor) used to be read as a constant: a None gradient.
+    v = tf.Variable([[0.2, 0.8]])
+    y = tf.constant([[0.0, 1.0]])
+    cases = [(tf.keras.losses.MeanSquaredError(), [[0.2, -0.2]]),                 # (v - y) * 2 / 2
+             (tf.keras.losses.CategoricalCrossentropy(), [[1.0, -0.25]]),         # 1/sum(v) - y/v
+             (tf.keras.losses.BinaryCrossentropy(), [[0.625, -0.625]])]           # mean of 1/(1-p), -1/p
+    for loss, expected in cases:
+        with tf.GradientTape() as tape:
+            value = loss(y, v)
+        np.testing.assert_allclose(tape.gradient(value, v).numpy(), expected, rtol=1e-5)

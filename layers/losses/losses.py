@@ -9,6 +9,7 @@ divided by the number of per-sample values; ``sum``; ``none``;
 import numpy as np
 
 from tapeflow.framework.tensor import Tensor, host_array
+from tapeflow.framework.variables import Variable
 from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
 from tapeflow.ops import nn_ops as nn
@@ -32,6 +33,8 @@ def standardize_reduction(reduction):
 
 
 def _tensor(x, dtype=None):
+    if isinstance(x, Variable):     # a read the tapes see: the loss is differentiable in the variable
+        x = to_tensor(x)
     if isinstance(x, Tensor) and (dtype is None or host_array(x).dtype == np.dtype(dtype)):
         return x
     if isinstance(x, Tensor):
