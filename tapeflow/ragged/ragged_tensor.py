@@ -467,7 +467,12 @@ class RaggedTensor:
 
     # ------------------------------------------------------------------- printing ---
     def __repr__(self):
-        return f"<tf.RaggedTensor {self.to_list()!r}>"
+        """As TensorFlow prints it: floats at their dtype's shortest repr, one outer row per line from rank 3."""
+        flat = self.flat_values._value
+        item = (lambda v: str(flat.dtype.type(v))) if flat.dtype.kind == "f" else repr
+        rows = [_format_nested(row, item) for row in self.to_list()]
+        separator = ",\n " if self.shape.rank > 2 else ", "
+        return f"<tf.RaggedTensor [{separator.join(rows)}]>"
 
     __str__ = __repr__
 
@@ -518,3 +523,9 @@ def _take(values, positions):
     if isinstance(values, RaggedTensor):
         return values._gather_rows(positions)
     return array_ops.gather(values, Tensor(np.asarray(positions, np.int64)))
+
+
+def _format_nested(value, item):
+    if isinstance(value, list):
+        return "[" + ", ".join(_format_nested(v, item) for v in value) + "]"
+    return item(value)
