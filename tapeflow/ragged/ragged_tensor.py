@@ -467,12 +467,18 @@ class RaggedTensor:
 
     # ------------------------------------------------------------------- printing ---
     def __repr__(self):
-        """As TensorFlow prints it: floats at their dtype's shortest repr, one outer row per line from rank 3."""
+        """As TensorFlow prints it: the rows laid out as numpy lays out an object array of them (rows of one
+        length make a further dimension, long lines wrap at 75), floats at their dtype's shortest repr."""
         flat = self.flat_values._value
         item = (lambda v: str(flat.dtype.type(v))) if flat.dtype.kind == "f" else repr
-        rows = [_format_nested(row, item) for row in self.to_list()]
-        separator = ",\n " if self.shape.rank > 2 else ", "
-        return f"<tf.RaggedTensor [{separator.join(rows)}]>"
+        rows = self.to_list()
+        grid = np.array(rows, dtype=object) if rows else np.empty(0, object)
+        if grid.size == 0 and rows:         # numpy made an empty dimension of the empty rows
+            grid = np.empty(len(rows), object)
+            grid[:] = rows
+        text = np.array2string(grid, separator=", ", threshold=np.iinfo(np.int32).max,
+                               formatter={"all": lambda v: _format_nested(v, item)})
+        return f"<tf.RaggedTensor {text}>"
 
     __str__ = __repr__
 
