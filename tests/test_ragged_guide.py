@@ -97,6 +97,10 @@ def _rt(v):
     lambda v: tf.map_fn(tf.math.exp, _rt(v)).flat_values,
     lambda v: tf.ragged.boolean_mask(_rt(v), _rt(v) > 0.2).flat_values,
     lambda v: RT.from_uniform_row_length(v, 3).merge_dims(0, 1),
+    lambda v: tf.reduce_sum(RT.from_nested_row_lengths(v, ([2, 0, 1], [1, 3, 2])), axis=1).flat_values,
+    lambda v: tf.reduce_max(RT.from_nested_row_lengths(v, ([2, 0, 1], [1, 3, 2])), axis=2).flat_values,
+    lambda v: tf.reduce_prod(_rt(v), axis=1),
+    lambda v: tf.reduce_mean(_rt(v), axis=1, keepdims=True)[::2],
 ])
 def test_gradients_through_flat_values(fn):
     check_gradients(fn, VALUES)

@@ -13,6 +13,7 @@ from ..framework.errors import InvalidArgumentError
 from ..framework.tensor import Tensor
 from ..ops import array_ops
 from ..ops.common import is_tensor_like, to_tensor
+from . import ragged_math
 from .ragged_tensor import RaggedTensor
 
 UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "exp", "expm1", "floor", "is_finite",
@@ -33,7 +34,7 @@ def _same_partition(a, b):
     return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
 
 
-def _as_flat(value, template):
+def as_flat(value, template):
     """``value`` (ragged, scalar or dense broadcastable to ``template``) as something that combines with
     ``template.flat_values`` elementwise."""
     if isinstance(value, RaggedTensor):
@@ -63,7 +64,7 @@ def _elementwise(fn, n_tensor_args):
         template = next((a for a in tensors if isinstance(a, RaggedTensor)), None)
         if template is None:
             return fn(*args, **kwargs)
-        flat = [_as_flat(a, template) for a in tensors]
+        flat = [as_flat(a, template) for a in tensors]
         return template.with_flat_values(fn(*flat, *args[n_tensor_args:], **kwargs))
     wrapper._ragged_dispatch = fn
     return wrapper
@@ -151,7 +152,7 @@ def where(condition, x=None, y=None, name=None):
     if x is None and y is None:
         raise NotImplementedError("tapeflow: tf.where with a RaggedTensor needs x and y")
     template = next(a for a in (condition, x, y) if isinstance(a, RaggedTensor))
-    flat = [_as_flat(a, template) for a in (condition, x, y)]
+    flat = [as_flat(a, template) for a in (condition, x, y)]
     return template.with_flat_values(array_ops.where(*flat))
 
 
@@ -174,7 +175,15 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
     return RaggedTensor.from_row_lengths(array_ops.concat(rows, axis=0), [r._value.shape[0] for r in rows])
 
 
+def _reduction(name):
+    def reduce(input_tensor, axis=None, keepdims=False, name=None):
+        return ragged_math.reduce(input_tensor, ragged_math.OP_TYPES[reduce_name], axis, keepdims)
+    reduce_name = name
+    return reduce
+
+
 STRUCTURAL = {"concat": concat, "stack": stack, "tile": tile, "where": where, "map_fn": map_fn}
+STRUCTURAL.update({name: _reduction(name) for name in ragged_math.OP_TYPES})
 
 
 def _structural(fn, ragged_fn, finds_ragged):
@@ -206,7 +215,7 @@ def install(namespaces):
                 continue
             if id(fn) not in wrapped:
                 if name in STRUCTURAL:
-                    finds = _first_is_ragged if name in ("concat", "stack", "tile", "map_fn") else _any_ragged
+                    finds = _any_ragged if name == "where" else _first_is_ragged
                     if name == "map_fn":
                         finds = _second_is_ragged
                     wrapped[id(fn)] = _structural(fn, STRUCTURAL[name], finds)

@@ -381,17 +381,8 @@ class RaggedTensor:
     def _map(self, fn, other=None):
         if other is None:
             return self.with_flat_values(fn(self.flat_values))
-        if isinstance(other, RaggedTensor):
-            mine, theirs = self.nested_row_splits, other.nested_row_splits
-            if len(mine) != len(theirs) or any(not np.array_equal(a._value, b._value) for a, b in zip(mine, theirs)):
-                raise InvalidArgumentError("Ragged tensors in an elementwise operation must have the same row "
-                                           "partitions")
-            return self.with_flat_values(fn(self.flat_values, other.flat_values))
-        other = to_tensor(other) if is_tensor_like(other) else other
-        if is_tensor_like(other) and to_tensor(other)._value.ndim > 0:
-            raise NotImplementedError("tapeflow: a RaggedTensor combines elementwise with a scalar or a "
-                                      "RaggedTensor of the same row partitions")
-        return self.with_flat_values(fn(self.flat_values, other))
+        from .dispatch import as_flat       # the same broadcasting rules as tf.add etc.
+        return self.with_flat_values(fn(self.flat_values, as_flat(other, self)))
 
     def __add__(self, other):
         return self._map(math_ops.add, other)
