@@ -19,7 +19,8 @@ from .ragged_tensor import RaggedTensor
 UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "exp", "expm1", "floor", "is_finite",
          "is_inf", "is_nan", "log", "log1p", "logical_not", "negative", "reciprocal", "rint", "round", "rsqrt",
          "sigmoid", "sign", "sin", "sinh", "softplus", "softsign", "sqrt", "square", "tan", "tanh", "cast",
-         "saturate_cast", "clip_by_value", "identity", "stop_gradient", "zeros_like", "ones_like")
+         "saturate_cast", "clip_by_value", "identity", "stop_gradient", "zeros_like", "ones_like", "relu", "relu6",
+         "elu", "selu", "gelu", "leaky_relu", "silu", "swish")
 ELEMENTWISE = ("add", "subtract", "multiply", "divide", "truediv", "realdiv", "div_no_nan", "divide_no_nan",
                "floordiv", "floormod", "mod", "pow", "maximum", "minimum", "squared_difference", "equal",
                "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
@@ -106,8 +107,9 @@ def _interleave(rts):
 
 
 def _ragged_inputs(values, axis, what):
-    rank = max(v.shape.rank for v in values if isinstance(v, RaggedTensor))
-    ragged_rank = max(v.ragged_rank for v in values if isinstance(v, RaggedTensor))
+    ragged = [v for v in values if isinstance(v, RaggedTensor)]
+    rank = max(v.shape.rank for v in ragged) if ragged else to_tensor(values[0])._value.ndim
+    ragged_rank = max(v.ragged_rank for v in ragged) if ragged else 1
     rts = [_as_ragged(v, ragged_rank) for v in values]
     if any(rt.ragged_rank != ragged_rank or rt.shape.rank != rank for rt in rts):
         raise ValueError(f"{what}: the inputs must have the same rank and ragged rank")
@@ -131,6 +133,18 @@ def stack(values, axis=0, name=None):
     if axis == 1:
         return _interleave(rts)
     raise NotImplementedError(f"tapeflow stacks RaggedTensors along axis 0 or 1, got axis {axis}")
+
+
+def ragged_stack(values, axis=0, name=None):
+    """tf.ragged.stack: like tf.stack, but the inputs may differ in length and the result is ragged."""
+    if not any(isinstance(v, RaggedTensor) for v in values):
+        tensors = [to_tensor(v) for v in values]
+        if int(axis) != 0 or any(t._value.ndim == 0 for t in tensors):
+            raise NotImplementedError("tapeflow: tf.ragged.stack of dense tensors stacks vectors (or higher) "
+                                      "along axis 0")
+        return RaggedTensor.from_row_lengths(array_ops.concat(tensors, axis=0),
+                                             [t._value.shape[0] for t in tensors])
+    return stack(values, axis)
 
 
 def tile(rt, multiples, name=None):
@@ -182,7 +196,15 @@ def _reduction(name):
     return reduce
 
 
-STRUCTURAL = {"concat": concat, "stack": stack, "tile": tile, "where": where, "map_fn": map_fn}
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """Dense params gathered at ragged indices: the result has the indices' row partitions."""
+    from ..ops.array_ops import gather as dense_gather
+    if isinstance(params, RaggedTensor) or (axis not in (None, 0)) or batch_dims:
+        raise NotImplementedError("tapeflow gathers dense params along axis 0 at RaggedTensor indices")
+    return indices.with_flat_values(dense_gather(params, indices.flat_values))
+
+
+STRUCTURAL = {"concat": concat, "stack": stack, "tile": tile, "where": where, "map_fn": map_fn, "gather": gather}
 STRUCTURAL.update({name: _reduction(name) for name in ragged_math.OP_TYPES})
 
 
@@ -216,7 +238,7 @@ def install(namespaces):
             if id(fn) not in wrapped:
                 if name in STRUCTURAL:
                     finds = _any_ragged if name == "where" else _first_is_ragged
-                    if name == "map_fn":
+                    if name in ("map_fn", "gather"):
                         finds = _second_is_ragged
                     wrapped[id(fn)] = _structural(fn, STRUCTURAL[name], finds)
                 else:
@@ -225,5 +247,5 @@ def install(namespaces):
 
 
 def _second_is_ragged(args, kwargs):
-    elems = args[1] if len(args) > 1 else kwargs.get("elems")
+    elems = args[1] if len(args) > 1 else kwargs.get("elems", kwargs.get("indices"))
     return isinstance(elems, RaggedTensor)

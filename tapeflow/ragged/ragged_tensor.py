@@ -461,12 +461,21 @@ class RaggedTensor:
         """As TensorFlow prints it: the rows laid out as numpy lays out an object array of them (rows of one
         length make a further dimension, long lines wrap at 75), floats at their dtype's shortest repr."""
         flat = self.flat_values._value
-        item = (lambda v: str(flat.dtype.type(v))) if flat.dtype.kind == "f" else repr
-        rows = self.to_list()
-        grid = np.array(rows, dtype=object) if rows else np.empty(0, object)
-        if grid.size == 0 and rows:         # numpy made an empty dimension of the empty rows
-            grid = np.empty(len(rows), object)
-            grid[:] = rows
+        item = (lambda v: str(flat.dtype.type(v))) if flat.dtype.kind in "fiub" else repr
+        if self.ragged_rank == 1 and flat.ndim > 1:     # uniform inner dimensions: each row an array
+            rows = [self[i]._value for i in range(self.nrows_static())]
+            if len({r.shape for r in rows}) == 1:       # rows of one shape print as one array
+                grid = np.stack(rows).astype(object)
+            else:
+                grid = np.empty(len(rows), object)
+                for i, row in enumerate(rows):
+                    grid[i] = row
+        else:
+            rows = self.to_list()
+            grid = np.array(rows, dtype=object) if rows else np.empty(0, object)
+            if grid.size == 0 and rows:         # numpy made an empty dimension of the empty rows
+                grid = np.empty(len(rows), object)
+                grid[:] = rows
         text = np.array2string(grid, separator=", ", threshold=np.iinfo(np.int32).max,
                                formatter={"all": lambda v: _format_nested(v, item)})
         return f"<tf.RaggedTensor {text}>"
@@ -523,6 +532,8 @@ def _take(values, positions):
 
 
 def _format_nested(value, item):
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, separator=", ", threshold=np.iinfo(np.int32).max, formatter={"all": item})
     if isinstance(value, list):
         return "[" + ", ".join(_format_nested(v, item) for v in value) + "]"
     return item(value)
