@@ -48,6 +48,7 @@ _LAZY = {
     "image": ("tapeflow.image", None),
     "ragged": ("tapeflow.ragged", None),
     "RaggedTensor": ("tapeflow.ragged", "RaggedTensor"),
+    "RaggedTensorSpec": ("tapeflow.ragged", "RaggedTensorSpec"),
     "keras": ("tapeflow.keras", None),
     "layers": ("tapeflow.layers", None),
     "optimizers": ("tapeflow.optimizers", None),

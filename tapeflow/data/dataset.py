@@ -143,8 +143,8 @@ class Dataset:
     # -- sources ---------------------------------------------------------------
     @staticmethod
     def from_tensor_slices(tensors, name=None):
-        if hasattr(tensors, "nested_row_splits"):       # a RaggedTensor: its rows
-            from .ragged_slices import RaggedSliceDataset
+        from .ragged_slices import RaggedSliceDataset, holds_ragged
+        if holds_ragged(tensors):       # RaggedTensors among the tensors: their rows
             return RaggedSliceDataset(tensors)
         from .sources import TensorSliceDataset
         return TensorSliceDataset(tensors)

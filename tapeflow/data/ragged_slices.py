@@ -2,34 +2,66 @@
 batches, and ``ragged_batch`` of dense elements of different lengths."""
 import numpy as np
 
-from ..framework import dtypes
+from ..framework import dtypes, nest
 from ..framework.tensor_spec import TensorSpec
 from .dataset import Dataset
 
 
-def _row_spec(rt):
-    from ..ragged.ragged_tensor_spec import RaggedTensorSpec
-    return RaggedTensorSpec(rt.shape[1:], rt.dtype, rt.ragged_rank - 1)
+def _is_ragged(value):
+    return hasattr(value, "nested_row_splits")
+
+
+def holds_ragged(tensors):
+    """Whether a RaggedTensor is among the tensors (a list is one tensor, as in from_tensor_slices)."""
+    if isinstance(tensors, dict):
+        return any(holds_ragged(v) for v in tensors.values())
+    if isinstance(tensors, tuple):
+        return any(holds_ragged(v) for v in tensors)
+    return _is_ragged(tensors)
 
 
 class RaggedSliceDataset(Dataset):
-    """The rows of a RaggedTensor: ndarrays when a row is dense (ragged rank 1), else RaggedTensors."""
+    """The rows of a structure of tensors of which some are RaggedTensors. A row of a ragged leaf is an
+    ndarray when it is dense (ragged rank 1), else a RaggedTensor; dense leaves give ndarray rows.
+
+    A batch of such rows is again a ragged structure (``batch``), so each leaf is stored with its kind:
+    'ragged' (rows are ragged rows), 'dense' (rows of a dense tensor) or 'dense batches' (a RaggedTensor
+    whose rows are batches of a dense leaf)."""
     _tf_name = "_TensorSliceDataset"
 
-    def __init__(self, rt):
-        self._rt = rt
+    def __init__(self, tensors, kinds=None):
+        from ..ops.common import to_tensor
+        leaves = nest.flatten(tensors)
+        if kinds is None:
+            kinds = ["ragged" if _is_ragged(leaf) else "dense" for leaf in leaves]
+            leaves = [leaf if _is_ragged(leaf) else to_tensor(leaf) for leaf in leaves]
+        sizes = {_nrows(leaf) for leaf in leaves}
+        if len(sizes) > 1:
+            raise ValueError(f"Dimension 0 in all tensors must be equal, got sizes {sorted(sizes)}")
+        self._skeleton = tensors
+        self._leaves = leaves
+        self._kinds = kinds
+        self._size = sizes.pop()
 
     def _compute_spec(self):
-        return _row_spec(self._rt)
+        from ..ragged.ragged_tensor_spec import RaggedTensorSpec
+        specs = []
+        for leaf, kind in zip(self._leaves, self._kinds):
+            if kind == "dense":
+                specs.append(TensorSpec(leaf.shape[1:], leaf.dtype))
+            elif kind == "dense batches":
+                specs.append(TensorSpec([None] + list(leaf.shape[2:]), leaf.dtype))
+            else:
+                specs.append(RaggedTensorSpec(leaf.shape[1:], leaf.dtype, leaf.ragged_rank - 1))
+        return nest.pack_sequence_as(self._skeleton, specs)
 
     def _compute_cardinality(self):
-        return self._rt.nrows_static()
+        return self._size
 
     def _iterate(self):
-        rt = self._rt
-        for i in range(rt.nrows_static()):
-            row = rt[i]
-            yield np.asarray(row._value) if rt.ragged_rank == 1 else row
+        for i in range(self._size):
+            yield nest.pack_sequence_as(self._skeleton, [_row(leaf, kind, i)
+                                                         for leaf, kind in zip(self._leaves, self._kinds)])
 
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
         """Batches of rows are RaggedTensors: the same rows under one more row partition."""
@@ -38,10 +70,30 @@ class RaggedSliceDataset(Dataset):
         size = as_int(batch_size, "batch_size")
         if size <= 0:
             raise ValueError(f"batch_size must be positive, got {size}")
-        n = self._rt.nrows_static()
-        kept = n - n % size if drop_remainder else n
+        kept = self._size - self._size % size if drop_remainder else self._size
         splits = np.unique(np.concatenate([np.arange(0, kept, size), [kept]])).astype(np.int64)
-        return RaggedSliceDataset(RaggedTensor.from_row_splits(self._rt[:kept], splits))
+        leaves = [RaggedTensor.from_row_splits(leaf[:kept], splits) for leaf in self._leaves]
+        kinds = ["dense batches" if kind == "dense" else "ragged" for kind in self._kinds]
+        batched = RaggedSliceDataset(self._skeleton, kinds)
+        batched._leaves = leaves
+        batched._size = len(splits) - 1
+        batched._unbatched = self
+        return batched
+
+    def unbatch(self, name=None):
+        original = self.__dict__.get("_unbatched")
+        return original if original is not None else super().unbatch(name)
+
+
+def _nrows(leaf):
+    return leaf.nrows_static() if _is_ragged(leaf) else leaf._value.shape[0]
+
+
+def _row(leaf, kind, i):
+    if kind == "dense":
+        return np.asarray(leaf._value[i])
+    row = leaf[i]
+    return row if _is_ragged(row) else np.asarray(row._value)
 
 
 class RaggedBatchDataset(Dataset):
