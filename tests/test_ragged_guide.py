@@ -49,6 +49,10 @@ def test_dispatch_leaves_dense_calls_alone():
 
 def test_errors_name_the_problem():
     d = tf.ragged.constant(DIGITS)
+    # TensorFlow raises ValueError here; tapeflow's conversion reports TypeError, never a string tensor
+    for convert in (tf.convert_to_tensor, tf.shape, tf.boolean_mask):
+        with pytest.raises(TypeError, match="to_tensor"):
+            convert(d) if convert is not tf.boolean_mask else convert(d, [True] * 5)
     with pytest.raises(ValueError, match="inner ragged dimension"):
         d[:, 0]
     with pytest.raises(tf.errors.InvalidArgumentError, match="do not make"):

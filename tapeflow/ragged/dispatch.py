@@ -204,7 +204,24 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     return indices.with_flat_values(dense_gather(params, indices.flat_values))
 
 
-STRUCTURAL = {"concat": concat, "stack": stack, "tile": tile, "where": where, "map_fn": map_fn, "gather": gather}
+def size(input, out_type=None, name=None):  # noqa: A002 - TensorFlow's argument name
+    """The number of items (of the flat values)."""
+    from ..framework import dtypes
+    return Tensor(np.asarray(input.flat_values._value.size, dtypes.as_dtype(out_type or dtypes.int32)._np))
+
+
+def expand_dims(input, axis, name=None):  # noqa: A002 - TensorFlow's argument name
+    """A new outer dimension (axis 0) or a new innermost one (the last axis)."""
+    rank = input.shape.rank
+    axis = int(axis)
+    if axis == 0:
+        return RaggedTensor.from_uniform_row_length(input, input.nrows_static(), nrows=1)
+    if axis == -1 or axis == rank:
+        return input.with_flat_values(array_ops.expand_dims(input.flat_values, -1))
+    raise NotImplementedError(f"tapeflow expands a RaggedTensor at axis 0 or its last axis, got axis {axis}")
+
+
+STRUCTURAL = {"size": size, "expand_dims": expand_dims, "concat": concat, "stack": stack, "tile": tile, "where": where, "map_fn": map_fn, "gather": gather}
 STRUCTURAL.update({name: _reduction(name) for name in ragged_math.OP_TYPES})
 
 

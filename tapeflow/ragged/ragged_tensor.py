@@ -447,8 +447,25 @@ class RaggedTensor:
     def __neg__(self):
         return self._map(math_ops.negative)
 
+    def __eq__(self, other):
+        """Elementwise, as TensorFlow's RaggedTensor ``==`` (``None`` compares unequal)."""
+        return False if other is None else self._map(math_ops.equal, other)
+
+    def __ne__(self, other):
+        return True if other is None else self._map(math_ops.not_equal, other)
+
+    __hash__ = object.__hash__      # identity, so RaggedTensors can still key dicts (as tapes do)
+
     def __bool__(self):
         raise TypeError("The truth value of a RaggedTensor is ambiguous")
+
+    def __iter__(self):
+        return (self[i] for i in range(self.nrows_static()))
+
+    def __array__(self, dtype=None, copy=None):
+        # Without this numpy would make a 0-d object array, and a conversion a string tensor of the repr.
+        raise TypeError("A RaggedTensor cannot be converted to a dense tensor implicitly; use .to_tensor(), "
+                        ".to_list() or .flat_values")
 
     # --------------------------------------------------------------- reductions ---
     def _reduce_composite(self, op_type, axis, keepdims):
