@@ -41,6 +41,9 @@ def test_dispatch_leaves_dense_calls_alone():
     assert tf.add(tf.constant([1, 2]), 3).numpy().tolist() == [4, 5]
     assert tf.concat([tf.constant([[1]]), tf.constant([[2]])], axis=0).numpy().tolist() == [[1], [2]]
     assert tf.math.add is tf.add and hasattr(tf.add, "_ragged_dispatch")
+    # activations keep their identity, which Keras uses to serialize them by name
+    assert not hasattr(tf.nn.relu, "_ragged_dispatch") and not hasattr(tf.tanh, "_ragged_dispatch")
+    assert tf.keras.layers.Dense(2, activation=tf.nn.relu).get_config()["activation"] == "relu"
     with pytest.raises(tf.errors.InvalidArgumentError, match="same row partitions"):
         tf.add(tf.ragged.constant([[1, 2], [3]]), tf.ragged.constant([[1], [2, 3]]))
     with pytest.raises(NotImplementedError, match="shape"):

@@ -18,9 +18,10 @@ from .ragged_tensor import RaggedTensor
 
 UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "exp", "expm1", "floor", "is_finite",
          "is_inf", "is_nan", "log", "log1p", "logical_not", "negative", "reciprocal", "rint", "round", "rsqrt",
-         "sigmoid", "sign", "sin", "sinh", "softplus", "softsign", "sqrt", "square", "tan", "tanh", "cast",
-         "saturate_cast", "clip_by_value", "identity", "stop_gradient", "zeros_like", "ones_like", "relu", "relu6",
-         "elu", "selu", "gelu", "leaky_relu", "silu", "swish")
+         "sign", "sin", "sinh", "sqrt", "square", "tan", "cast", "saturate_cast", "clip_by_value", "identity",
+         "stop_gradient", "zeros_like", "ones_like")
+# Not wrapped: functions Keras recognises by identity as activations (tf.nn.relu, tf.tanh, tf.sigmoid, ...);
+# a wrapper would change how a layer using them serializes. Ragged callers use tf.ragged.map_flat_values.
 ELEMENTWISE = ("add", "subtract", "multiply", "divide", "truediv", "realdiv", "div_no_nan", "divide_no_nan",
                "floordiv", "floormod", "mod", "pow", "maximum", "minimum", "squared_difference", "equal",
                "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
