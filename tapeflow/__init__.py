@@ -50,6 +50,7 @@ _LAZY = {
     "image": ("tapeflow.image", None),
     "ragged": ("tapeflow.ragged", None),
     "RaggedTensor": ("tapeflow.ragged", "RaggedTensor"),
+    "RaggedTensorSpec": ("tapeflow.ragged", "RaggedTensorSpec"),
     "strings": ("tapeflow.strings", None),
     "as_string": ("tapeflow.strings", "as_string"),
     "keras": ("tapeflow.keras", None),

@@ -143,6 +143,9 @@ class Dataset:
     # -- sources ---------------------------------------------------------------
     @staticmethod
     def from_tensor_slices(tensors, name=None):
+        from .ragged_slices import RaggedSliceDataset, holds_ragged
+        if holds_ragged(tensors):       # RaggedTensors among the tensors: their rows
+            return RaggedSliceDataset(tensors)
         from .sources import TensorSliceDataset
         return TensorSliceDataset(tensors)
 
@@ -224,6 +227,10 @@ class Dataset:
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
         from .batching import BatchDataset
         return BatchDataset(self, as_int(batch_size, "batch_size"), bool(drop_remainder))
+
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=dtypes.int64, name=None):
+        from .ragged_slices import RaggedBatchDataset
+        return RaggedBatchDataset(self, as_int(batch_size, "batch_size"), bool(drop_remainder))
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
         from .batching import PaddedBatchDataset

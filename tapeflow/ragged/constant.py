@@ -1,8 +1,12 @@
 """tf.ragged.constant and map_flat_values."""
+import builtins
+
 import numpy as np
 
 from ..framework import dtypes
 from ..framework.conversion import constant as dense_constant
+from ..framework.tensor import Tensor
+from ..ops import array_ops
 from ..ops.common import to_tensor
 from .ragged_tensor import RaggedTensor
 
@@ -34,8 +38,21 @@ def _scalar_depths(value, depth=0, found=None):
     return found
 
 
+def _scalar_kinds(value, found=None):
+    """The kinds of scalar in nested lists: 'text' (str, bytes) or 'number' (anything else)."""
+    found = set() if found is None else found
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _scalar_kinds(v, found)
+    else:
+        found.add("text" if isinstance(value, (str, bytes, np.str_, np.bytes_)) else "number")
+    return found
+
+
 def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, row_splits_dtype=dtypes.int64):
     """A RaggedTensor from nested Python lists; a Tensor when ``ragged_rank`` is 0."""
+    if len(_scalar_kinds(pylist)) > 1:      # checked over the whole value: rows are converted one by one
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
     depths = _scalar_depths(pylist)
     if len(depths) > 1:
         raise ValueError(f"all scalar values must have the same nesting depth; found depths {sorted(depths)}")
@@ -91,3 +108,54 @@ def map_flat_values(op, *args, **kwargs):
         return op(*args, **kwargs)
     result = to_tensor(op(*flat_args, **flat_kwargs))
     return RaggedTensor.from_nested_row_splits(result, partition[0])
+
+
+def range(starts, limits=None, deltas=1, dtype=None, name=None, row_splits_dtype=dtypes.int64):  # noqa: A001
+    """Row i holds ``range(starts[i], limits[i], deltas[i])`` (scalars broadcast; one argument: limits)."""
+    if limits is None:
+        starts, limits = 0, starts
+    parts = [np.asarray(to_tensor(v)._value) for v in (starts, limits, deltas)]
+    out_dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.as_dtype(np.result_type(*parts))
+    starts, limits, deltas = np.broadcast_arrays(*parts)
+    if np.any(deltas == 0):
+        raise ValueError("tf.ragged.range: deltas must not be zero")
+    rows = [np.arange(s, l, d, dtype=out_dtype._np) for s, l, d in zip(starts.ravel(), limits.ravel(),
+                                                                         deltas.ravel())]
+    flat = np.concatenate(rows) if rows else np.zeros(0, out_dtype._np)
+    return RaggedTensor.from_row_lengths(dense_constant(flat, dtype=out_dtype), [len(r) for r in rows])
+
+
+def boolean_mask(data, mask, name=None):
+    """The items of ``data`` where ``mask`` is true, kept in their rows (a RaggedTensor of ragged rank
+    ``mask.rank - 1``, the rows' lengths counting the true entries)."""
+    if isinstance(mask, RaggedTensor):
+        if not isinstance(data, RaggedTensor):
+            raise ValueError("tf.ragged.boolean_mask: a ragged mask needs ragged data")
+        keep = np.asarray(mask.flat_values._value, bool)
+        picked = array_ops.gather(data.flat_values, Tensor(np.flatnonzero(keep)))
+        return _rebuild_kept(picked, keep, [s._value for s in mask.nested_row_splits])
+    mask_t = to_tensor(mask)
+    keep = np.asarray(mask_t._value, bool)
+    if keep.ndim == 1:
+        if isinstance(data, RaggedTensor):
+            return data._gather_rows(np.flatnonzero(keep))
+        return array_ops.gather(to_tensor(data), Tensor(np.flatnonzero(keep)))
+    if isinstance(data, RaggedTensor):
+        raise NotImplementedError("tf.ragged.boolean_mask: a dense mask of rank > 1 on ragged data is not "
+                                  "supported by tapeflow")
+    dense = to_tensor(data)
+    shape = dense._value.shape
+    k = keep.ndim
+    flat = array_ops.reshape(dense, (int(np.prod(shape[:k])),) + shape[k:])
+    picked = array_ops.gather(flat, Tensor(np.flatnonzero(keep.ravel())))
+    splits = [np.arange(int(np.prod(shape[:d])) + 1, dtype=np.int64) * shape[d] for d in builtins.range(1, k)]
+    return _rebuild_kept(picked, keep.ravel(), splits)
+
+
+def _rebuild_kept(values, keep, nested_splits):
+    """Row partitions recounted for only the kept innermost items."""
+    counts = np.concatenate([[0], np.cumsum(keep)]).astype(np.int64)
+    splits = [counts[nested_splits[-1]]]
+    for outer in reversed(nested_splits[:-1]):
+        splits.insert(0, outer)
+    return RaggedTensor.from_nested_row_splits(values, splits)

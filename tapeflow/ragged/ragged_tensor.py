@@ -30,12 +30,13 @@ def _nrows_of(values):
 class RaggedTensor:
     """Construct with the ``from_*`` class methods or ``tf.ragged.constant``."""
 
-    def __init__(self, values, row_splits, internal=False):
+    def __init__(self, values, row_splits, internal=False, uniform_row_length=None):
         if not internal:
             raise ValueError("RaggedTensor constructor is private; please use one of the factory methods "
                              "instead (e.g., RaggedTensor.from_row_lengths())")
         self._values = values
         self._splits = row_splits       # numpy int64
+        self._uniform = uniform_row_length      # an int when every row has this length by construction
 
     # ------------------------------------------------------------------ factories ---
     @classmethod
@@ -74,6 +75,38 @@ class RaggedTensor:
         return cls.from_row_lengths(values, np.bincount(rowids, minlength=n), validate=validate)
 
     @classmethod
+    def from_row_starts(cls, values, row_starts, name=None, validate=True):
+        starts = _int_vector(row_starts, "row_starts")
+        values = values if isinstance(values, RaggedTensor) else to_tensor(values)
+        return cls.from_row_splits(values, np.concatenate([starts, [_nrows_of(values)]]), validate=validate)
+
+    @classmethod
+    def from_row_limits(cls, values, row_limits, name=None, validate=True):
+        return cls.from_row_splits(values, np.concatenate([[0], _int_vector(row_limits, "row_limits")]),
+                                   validate=validate)
+
+    @classmethod
+    def from_uniform_row_length(cls, values, uniform_row_length, nrows=None, validate=True, name=None):
+        """Rows of ``uniform_row_length`` items each: the new dimension is uniform (a known size)."""
+        values = values if isinstance(values, RaggedTensor) else to_tensor(values)
+        length = int(np.asarray(to_tensor(uniform_row_length)._value
+                                if is_tensor_like(uniform_row_length) else uniform_row_length))
+        n_values = _nrows_of(values)
+        if length < 0:
+            raise InvalidArgumentError(f"uniform_row_length must be non-negative, got {length}")
+        if nrows is None:
+            if length == 0:
+                raise ValueError("from_uniform_row_length: nrows is required when uniform_row_length is 0")
+            nrows = n_values // length
+        nrows = int(np.asarray(to_tensor(nrows)._value if is_tensor_like(nrows) else nrows))
+        if validate and nrows * length != n_values:
+            raise InvalidArgumentError(f"from_uniform_row_length: {n_values} values do not make {nrows} rows of "
+                                       f"length {length}")
+        result = cls.from_row_splits(values, np.arange(nrows + 1, dtype=np.int64) * length, validate=validate)
+        result._uniform = length
+        return result
+
+    @classmethod
     def from_nested_row_splits(cls, flat_values, nested_row_splits, name=None, validate=True):
         result = flat_values
         for splits in reversed(list(nested_row_splits)):
@@ -88,11 +121,23 @@ class RaggedTensor:
         return result
 
     @classmethod
-    def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None):
-        """Rows of a dense tensor, cut to ``lengths`` (or before trailing ``padding``), ragged rank 1."""
+    def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None, row_splits_dtype=None):
+        """Rows of a dense tensor, cut to ``lengths`` (or before trailing ``padding``); with ``ragged_rank``
+        above 1 the further dimensions become ragged (uniform) partitions too."""
         t = to_tensor(tensor)
-        if ragged_rank != 1:
-            raise NotImplementedError("RaggedTensor.from_tensor: only ragged_rank=1 is supported by tapeflow")
+        if lengths is not None and padding is not None:
+            raise ValueError("Specify lengths or padding, but not both")
+        if not 1 <= ragged_rank < t._value.ndim:
+            raise ValueError(f"ragged_rank must be in [1, {t._value.ndim - 1}] for a tensor of rank "
+                             f"{t._value.ndim}, got {ragged_rank}")
+        if ragged_rank > 1:
+            if lengths is not None or padding is not None:
+                raise NotImplementedError("RaggedTensor.from_tensor: lengths/padding with ragged_rank > 1 is "
+                                          "not supported by tapeflow")
+            shape = t._value.shape
+            inner = cls.from_tensor(array_ops.reshape(t, (shape[0] * shape[1],) + shape[2:]),
+                                    ragged_rank=ragged_rank - 1)
+            return cls.from_row_splits(inner, np.arange(shape[0] + 1, dtype=np.int64) * shape[1])
         n, m = t._value.shape[:2]
         if lengths is not None:
             lengths = _int_vector(lengths, "lengths")
@@ -142,7 +187,47 @@ class RaggedTensor:
     @property
     def shape(self):
         inner = self._values.shape
-        return TensorShape([self.nrows_static(), None] + list(inner)[1:])
+        return TensorShape([self.nrows_static(), self._uniform] + list(inner)[1:])
+
+    @property
+    def uniform_row_length(self):
+        return None if self._uniform is None else Tensor(np.asarray(self._uniform, np.int64))
+
+    def bounding_shape(self, axis=None, name=None, out_type=None):
+        """The smallest dense shape holding every row: the longest row along each ragged dimension."""
+        dims = [self.nrows_static(), int(self._lengths().max()) if self._lengths().size else 0]
+        inner = self._values.bounding_shape()._value.tolist() if isinstance(self._values, RaggedTensor) \
+            else list(self._values._value.shape)
+        dims += inner[1:]
+        result = np.asarray(dims, dtypes.as_dtype(out_type or dtypes.int64)._np)
+        return Tensor(result if axis is None else result[axis])
+
+    def nested_row_lengths(self, name=None):
+        lengths, rt = [], self
+        while isinstance(rt, RaggedTensor):
+            lengths.append(Tensor(rt._lengths()))
+            rt = rt._values
+        return tuple(lengths)
+
+    def merge_dims(self, outer_axis, inner_axis):
+        """Dimensions ``outer_axis..inner_axis`` merged into one (TensorFlow's ``merge_dims``)."""
+        rank = self.shape.rank
+        outer = outer_axis + rank if outer_axis < 0 else outer_axis
+        inner = inner_axis + rank if inner_axis < 0 else inner_axis
+        if not 0 <= outer <= inner < rank:
+            raise ValueError(f"merge_dims: expected 0 <= outer_axis ({outer_axis}) <= inner_axis ({inner_axis}) "
+                             f"< rank ({rank})")
+        if outer == inner:
+            return self
+        values = self._values
+        if outer == 0:
+            return _merge_leading(values, inner - 1)
+        if outer == 1:      # each row's items down to dimension ``inner`` become one run
+            offsets = _row_offsets(values, inner - 1)
+            return RaggedTensor.from_row_splits(_merge_leading(values, inner - 1), offsets[self._splits])
+        if isinstance(values, RaggedTensor):
+            return self.with_values(values.merge_dims(outer - 1, inner - 1))
+        return self.with_values(_merge_dense(values, outer - 1, inner - 1))
 
     def get_shape(self):
         return self.shape
@@ -183,7 +268,12 @@ class RaggedTensor:
         return Tensor(self._rowids())
 
     def with_values(self, new_values):
-        return RaggedTensor.from_row_splits(new_values, self._splits, validate=True)
+        result = RaggedTensor.from_row_splits(new_values, self._splits, validate=True)
+        result._uniform = self._uniform
+        return result
+
+    def with_row_splits_dtype(self, dtype):
+        return self
 
     def with_flat_values(self, new_values):
         if isinstance(self._values, RaggedTensor):
@@ -227,46 +317,72 @@ class RaggedTensor:
 
     # ------------------------------------------------------------------- indexing ---
     def __getitem__(self, key):
-        if isinstance(key, tuple):
-            if not key:
-                return self
-            head = self[key[0]]
-            rest = key[1:]
-            if not rest:
-                return head
-            if isinstance(key[0], slice):
-                raise NotImplementedError("RaggedTensor indexing: a slice followed by more indices is not "
-                                          "supported by tapeflow")
-            return head[rest if len(rest) > 1 else rest[0]]
-        if isinstance(key, slice):
-            if key.step not in (None, 1):
-                raise NotImplementedError("RaggedTensor indexing: slices with a step are not supported by tapeflow")
-            start, stop, _ = key.indices(self.nrows_static())
-            stop = max(start, stop)
-            lo, hi = int(self._splits[start]), int(self._splits[stop])
-            return RaggedTensor.from_row_splits(self._values[lo:hi], self._splits[start:stop + 1] - lo)
-        index = int(key)
+        if not isinstance(key, tuple):
+            key = (key,)
+        if not key:
+            return self
+        if any(k is Ellipsis or k is None for k in key):
+            raise NotImplementedError("RaggedTensor indexing with Ellipsis or tf.newaxis is not supported by "
+                                      "tapeflow")
+        head, rest = key[0], key[1:]
+        if isinstance(head, slice):
+            rows = self._slice_rows(head)
+            return rows._index_inner(rest) if rest else rows
+        index = int(head)
         n = self.nrows_static()
         if not -n <= index < n:
             raise InvalidArgumentError(f"RaggedTensor index {index} is out of bounds for {n} rows")
         index %= n
-        return self._values[int(self._splits[index]):int(self._splits[index + 1])]
+        row = self._values[int(self._splits[index]):int(self._splits[index + 1])]
+        return row[rest] if rest else row
+
+    def _slice_rows(self, key):
+        if key.step not in (None, 1):
+            return self._gather_rows(np.arange(self.nrows_static())[key])
+        start, stop, _ = key.indices(self.nrows_static())
+        stop = max(start, stop)
+        lo, hi = int(self._splits[start]), int(self._splits[stop])
+        result = RaggedTensor.from_row_splits(self._values[lo:hi], self._splits[start:stop + 1] - lo)
+        result._uniform = self._uniform
+        return result
+
+    def _index_inner(self, key):
+        """``self[:, key...]``: ``key[0]`` applies within every row, the rest to the values' dimensions."""
+        head, rest = key[0], key[1:]
+        if self._uniform is not None and not isinstance(head, slice):   # a uniform dimension takes an index
+            positions = self._splits[:-1] + _uniform_index(int(head), self._uniform)
+            picked = _take(self._values, positions)
+            return picked[(slice(None),) + rest] if rest else picked
+        if not isinstance(head, slice):
+            raise ValueError("Cannot index into an inner ragged dimension.")
+        if head.step not in (None, 1):
+            raise NotImplementedError("RaggedTensor indexing: slices with a step inside the rows are not "
+                                      "supported by tapeflow")
+        picks, lengths = [], []
+        for lo, hi in zip(self._splits[:-1], self._splits[1:]):
+            start, stop, _ = head.indices(int(hi - lo))
+            stop = max(start, stop)
+            picks.append(np.arange(lo + start, lo + stop, dtype=np.int64))
+            lengths.append(stop - start)
+        values = _take(self._values, np.concatenate(picks) if picks else np.zeros(0, np.int64))
+        if rest:
+            values = values[(slice(None),) + rest]
+        return RaggedTensor.from_row_lengths(values, lengths)
+
+    def _gather_rows(self, rows):
+        """The rows at the given positions, in that order (a RaggedTensor of as many rows)."""
+        rows = np.asarray(rows, np.int64)
+        lengths = self._lengths()[rows]
+        picks = [np.arange(self._splits[r], self._splits[r + 1], dtype=np.int64) for r in rows]
+        values = _take(self._values, np.concatenate(picks) if picks else np.zeros(0, np.int64))
+        return RaggedTensor.from_row_lengths(values, lengths)
 
     # ------------------------------------------------------------------ arithmetic ---
     def _map(self, fn, other=None):
         if other is None:
             return self.with_flat_values(fn(self.flat_values))
-        if isinstance(other, RaggedTensor):
-            mine, theirs = self.nested_row_splits, other.nested_row_splits
-            if len(mine) != len(theirs) or any(not np.array_equal(a._value, b._value) for a, b in zip(mine, theirs)):
-                raise InvalidArgumentError("Ragged tensors in an elementwise operation must have the same row "
-                                           "partitions")
-            return self.with_flat_values(fn(self.flat_values, other.flat_values))
-        other = to_tensor(other) if is_tensor_like(other) else other
-        if is_tensor_like(other) and to_tensor(other)._value.ndim > 0:
-            raise NotImplementedError("tapeflow: a RaggedTensor combines elementwise with a scalar or a "
-                                      "RaggedTensor of the same row partitions")
-        return self.with_flat_values(fn(self.flat_values, other))
+        from .dispatch import as_flat       # the same broadcasting rules as tf.add etc.
+        return self.with_flat_values(fn(self.flat_values, as_flat(other, self)))
 
     def __add__(self, other):
         return self._map(math_ops.add, other)
@@ -292,11 +408,64 @@ class RaggedTensor:
     def __pow__(self, other):
         return self._map(math_ops.pow, other)
 
+    def __rtruediv__(self, other):
+        return self._map(lambda a, b: math_ops.truediv(b, a), other)
+
+    def __floordiv__(self, other):
+        return self._map(math_ops.floordiv, other)
+
+    def __mod__(self, other):
+        return self._map(math_ops.floormod, other)
+
+    def __rpow__(self, other):
+        return self._map(lambda a, b: math_ops.pow(b, a), other)
+
+    def __gt__(self, other):
+        return self._map(math_ops.greater, other)
+
+    def __ge__(self, other):
+        return self._map(math_ops.greater_equal, other)
+
+    def __lt__(self, other):
+        return self._map(math_ops.less, other)
+
+    def __le__(self, other):
+        return self._map(math_ops.less_equal, other)
+
+    def __and__(self, other):
+        return self._map(math_ops.logical_and, other)
+
+    def __or__(self, other):
+        return self._map(math_ops.logical_or, other)
+
+    def __invert__(self):
+        return self._map(math_ops.logical_not)
+
+    def __abs__(self):
+        return self._map(math_ops.abs)
+
     def __neg__(self):
         return self._map(math_ops.negative)
 
+    def __eq__(self, other):
+        """Elementwise, as TensorFlow's RaggedTensor ``==`` (``None`` compares unequal)."""
+        return False if other is None else self._map(math_ops.equal, other)
+
+    def __ne__(self, other):
+        return True if other is None else self._map(math_ops.not_equal, other)
+
+    __hash__ = object.__hash__      # identity, so RaggedTensors can still key dicts (as tapes do)
+
     def __bool__(self):
         raise TypeError("The truth value of a RaggedTensor is ambiguous")
+
+    def __iter__(self):
+        return (self[i] for i in range(self.nrows_static()))
+
+    def __array__(self, dtype=None, copy=None):
+        # Without this numpy would make a 0-d object array, and a conversion a string tensor of the repr.
+        raise TypeError("A RaggedTensor cannot be converted to a dense tensor implicitly; use .to_tensor(), "
+                        ".to_list() or .flat_values")
 
     # --------------------------------------------------------------- reductions ---
     def _reduce_composite(self, op_type, axis, keepdims):
@@ -306,7 +475,27 @@ class RaggedTensor:
 
     # ------------------------------------------------------------------- printing ---
     def __repr__(self):
-        return f"<tf.RaggedTensor {self.to_list()!r}>"
+        """As TensorFlow prints it: the rows laid out as numpy lays out an object array of them (rows of one
+        length make a further dimension, long lines wrap at 75), floats at their dtype's shortest repr."""
+        flat = self.flat_values._value
+        item = (lambda v: str(flat.dtype.type(v))) if flat.dtype.kind in "fiub" else repr
+        if self.ragged_rank == 1 and flat.ndim > 1:     # uniform inner dimensions: each row an array
+            rows = [self[i]._value for i in range(self.nrows_static())]
+            if len({r.shape for r in rows}) == 1:       # rows of one shape print as one array
+                grid = np.stack(rows).astype(object)
+            else:
+                grid = np.empty(len(rows), object)
+                for i, row in enumerate(rows):
+                    grid[i] = row
+        else:
+            rows = self.to_list()
+            grid = np.array(rows, dtype=object) if rows else np.empty(0, object)
+            if grid.size == 0 and rows:         # numpy made an empty dimension of the empty rows
+                grid = np.empty(len(rows), object)
+                grid[:] = rows
+        text = np.array2string(grid, separator=", ", threshold=np.iinfo(np.int32).max,
+                               formatter={"all": lambda v: _format_nested(v, item)})
+        return f"<tf.RaggedTensor {text}>"
 
     __str__ = __repr__
 
@@ -322,3 +511,46 @@ def _fit_to_shape(dense, shape, default_value):
     if any(p[1] for p in pads):
         dense = array_ops.pad(dense, pads, constant_values=0 if default_value is None else default_value)
     return dense
+
+
+def _merge_dense(t, outer, inner):
+    shape = t._value.shape
+    return array_ops.reshape(t, shape[:outer] + (int(np.prod(shape[outer:inner + 1])),) + shape[inner + 1:])
+
+
+def _merge_leading(values, inner):
+    """``values`` (Tensor or RaggedTensor) with dimensions 0..inner merged."""
+    if isinstance(values, RaggedTensor):
+        return values.merge_dims(0, inner)
+    return _merge_dense(values, 0, inner)
+
+
+def _row_offsets(values, inner):
+    """Where each row of ``values`` starts once its dimensions 0..inner are merged (length nrows + 1)."""
+    if inner == 0:
+        return np.arange(_nrows_of(values) + 1, dtype=np.int64)
+    if isinstance(values, RaggedTensor):
+        return _row_offsets(values._values, inner - 1)[values._splits]
+    shape = values._value.shape
+    return np.arange(shape[0] + 1, dtype=np.int64) * int(np.prod(shape[1:inner + 1]))
+
+
+def _uniform_index(index, length):
+    if not -length <= index < length:
+        raise InvalidArgumentError(f"index {index} is out of bounds for a dimension of size {length}")
+    return index % length
+
+
+def _take(values, positions):
+    """The rows of ``values`` (Tensor or RaggedTensor) at ``positions`` (a gather, so gradients flow)."""
+    if isinstance(values, RaggedTensor):
+        return values._gather_rows(positions)
+    return array_ops.gather(values, Tensor(np.asarray(positions, np.int64)))
+
+
+def _format_nested(value, item):
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, separator=", ", threshold=np.iinfo(np.int32).max, formatter={"all": item})
+    if isinstance(value, list):
+        return "[" + ", ".join(_format_nested(v, item) for v in value) + "]"
+    return item(value)
