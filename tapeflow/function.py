@@ -371,7 +371,12 @@ class ConcreteFunction:
             raise TypeError(f"{self.name}: expected {len(specs)} tensor arguments, got {len(tensors)}")
         out = []
         for i, (t, spec) in enumerate(zip(tensors, specs)):
-            t = t._as_tensor() if isinstance(t, Variable) else convert_to_tensor(t, dtype=spec.dtype)
+            if isinstance(t, Variable):
+                t = t._as_tensor()
+            elif isinstance(t, Tensor):     # a tensor keeps its dtype: a mismatch is the caller's TypeError
+                pass
+            else:
+                t = convert_to_tensor(t, dtype=spec.dtype)
             if t.dtype != spec.dtype:
                 raise TypeError(f"{self.name}: argument {i} has dtype {t.dtype.name}, expected {spec.dtype.name}")
             shape = self.traced_shapes[i]

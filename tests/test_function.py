@@ -180,3 +180,13 @@ def test_nested_functions_are_inlined():
 
     assert float(outer(tf.constant(3.0))) == 10.0
     assert inner.experimental_get_tracing_count() == 0
+
+
+def test_a_concrete_function_called_with_a_tensor_of_another_dtype_raises_type_error():
+    @tf.function
+    def double(a):
+        return a + a
+    strings = double.get_concrete_function(tf.constant("a"))
+    with pytest.raises(TypeError, match="argument 0 has dtype int32, expected string"):
+        strings(tf.constant(1))
+    assert strings(tf.constant("b")).numpy() == b"bb"
