@@ -25,7 +25,7 @@ from tapeflow.framework.variables import Variable
 from tapeflow.function import ConcreteFunction, Function, custom_gradient_function
 from tapeflow.module import Module
 
-from .atomic import atomic_directory
+from .atomic import atomic_directory, make_directories
 from .errors import FileContentError
 from .graph_io import LoadedGraph, graph_to_data
 from .graph_validation import constant_specs, validate_document, variable_specs
@@ -169,6 +169,8 @@ def save(obj, export_dir, signatures=None, options=None):
                 "custom_gradients": saver.gradients, "signatures": signature_data,
                 "options": {"experimental_custom_gradients": options.experimental_custom_gradients}}
     import h5py
+    parent = os.path.dirname(os.path.abspath(os.fspath(export_dir)))
+    make_directories(parent)   # as TensorFlow, the missing parent directories are created
     with atomic_directory(export_dir) as tmp:
         with h5py.File(os.path.join(tmp, VARIABLES_FILE), "w") as f:
             for name, array in saver.arrays.items():

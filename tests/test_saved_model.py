@@ -181,3 +181,14 @@ def test_a_failed_save_leaves_the_previous_directory_intact(tmp_path, monkeypatc
 def test_save_refuses_non_modules(tmp_path):
     with pytest.raises(ValueError, match="Expected a tf.Module"):
         tf.saved_model.save(object(), str(tmp_path / "x"))
+
+
+def test_save_creates_missing_parent_directories_as_tensorflow(tmp_path):
+    class Doubler(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def __call__(self, x):
+            return x * 2.0
+
+    path = tmp_path / "runs" / "7" / "model"
+    tf.saved_model.save(Doubler(), str(path))
+    assert tf.saved_model.load(str(path))(tf.constant([1.5])).numpy().tolist() == [3.0]
