@@ -48,6 +48,7 @@ _LAZY = {
     "data": ("tapeflow.data", None),
     "distribute": ("tapeflow.distribute", None),
     "image": ("tapeflow.image", None),
+    "io": ("tapeflow.io", None),
     "ragged": ("tapeflow.ragged", None),
     "RaggedTensor": ("tapeflow.ragged", "RaggedTensor"),
     "RaggedTensorSpec": ("tapeflow.ragged", "RaggedTensorSpec"),

@@ -1,3 +1,3 @@
 """tf.errors"""
-from .framework.errors import (InvalidArgumentError, NotFoundError, OpError, OutOfRangeError,  # noqa: F401
+from .framework.errors import (DataLossError, InvalidArgumentError, NotFoundError, OpError, OutOfRangeError,  # noqa: F401
                                UnimplementedError)

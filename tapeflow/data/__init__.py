@@ -15,3 +15,4 @@ from .iterator import OwnedIterator as Iterator  # noqa: F401
 from .options import AutotuneOptions, DistributeOptions, OptimizationOptions, Options, ThreadingOptions  # noqa: F401
 from .structure import DatasetSpec  # noqa: F401
 from .text_files import CsvDataset, TextLineDataset  # noqa: F401
+from .tfrecord import TFRecordDataset  # noqa: F401

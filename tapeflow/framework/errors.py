@@ -20,6 +20,10 @@ class UnimplementedError(OpError, NotImplementedError):
     pass
 
 
+class DataLossError(OpError):
+    """Unrecoverable data loss or corruption (a damaged record in a file)."""
+
+
 class OutOfRangeError(OpError):
     """An iteration ran past the end of its input (``iterator.get_next()`` on an exhausted dataset)."""
 
