@@ -9,7 +9,7 @@ try:
     from google.protobuf.message import DecodeError
 except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError("tf.train.Example and tf.io.parse_example need the `protobuf` package: "
-                      "pip install "tapeflow[examples]".") from e
+                      'pip install "tapeflow[examples]".') from e
 
 __all__ = ["BytesList", "DecodeError", "Example", "Feature", "FeatureList", "FeatureLists", "Features",
            "FloatList", "Int64List", "SequenceExample"]
