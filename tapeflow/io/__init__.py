@@ -3,7 +3,6 @@
 The Example functions need the optional ``protobuf`` package and import it on first use.
 """
 from .raw_bytes import decode_base64, decode_raw, encode_base64, read_file, write_file  # noqa: F401
-from .tensor_proto import parse_tensor, serialize_tensor  # noqa: F401
 from .tfrecord import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator  # noqa: F401
 
 _LAZY = {"parse_example": "parse_example", "parse_single_example": "parse_single_example",
