@@ -73,14 +73,14 @@ def _lines(data):
     return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
-class TextLineDataset(Dataset):
-    """The lines of one or more text files, as scalar string tensors."""
-    _tf_name = "TextLineDatasetV2"
+class FileRecordsDataset(Dataset):
+    """The records of one or more files, read one file after another at each iteration, as scalar strings;
+    a subclass says how a file splits into records (``_records``) and names its compression."""
     _runs_python = True    # file I/O
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
         self._files = _filenames(filenames)
-        self._compression = _compression(compression_type)
+        self._compression = self._compression_of(compression_type)
 
     def _compute_spec(self):
         return TensorSpec((), dtypes.string)
@@ -90,10 +90,22 @@ class TextLineDataset(Dataset):
 
     def _iterate(self):
         for filename in self._files:
-            for line in _lines(_read_bytes(filename, self._compression)):
+            for record in self._records(filename):
                 value = np.empty((), dtype=object)
-                value[()] = line
+                value[()] = record
                 yield value
+
+
+class TextLineDataset(FileRecordsDataset):
+    """The lines of one or more text files, as scalar string tensors."""
+    _tf_name = "TextLineDatasetV2"
+
+    @staticmethod
+    def _compression_of(compression_type):
+        return _compression(compression_type)
+
+    def _records(self, filename):
+        return _lines(_read_bytes(filename, self._compression))
 
 
 # ------------------------------------------------------------------ CSV ---
