@@ -8,9 +8,10 @@ with the moving statistics.
 """
 from tapeflow.ops import array_ops, batchnorm_ops, math_ops, nn_ops
 
-from .. import constraints, initializers, regularizers
+from .. import initializers
 from ..input_spec import InputSpec
 from ..layer import Layer, deserialize_nested_objects
+from .affine_arguments import set_affine_arguments
 from ..serialization_lib import keras_export, serialize_keras_object
 
 
@@ -32,14 +33,10 @@ class BatchNormalization(Layer):
         self.epsilon = float(epsilon)
         self.center = bool(center)
         self.scale = bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
+        set_affine_arguments(self, beta_initializer, gamma_initializer, beta_regularizer, gamma_regularizer,
+                             beta_constraint, gamma_constraint)
         self.moving_mean_initializer = initializers.get(moving_mean_initializer)
         self.moving_variance_initializer = initializers.get(moving_variance_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
         self.synchronized = bool(synchronized)
         self.supports_masking = True
         self.gamma = None

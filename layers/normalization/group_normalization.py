@@ -5,10 +5,10 @@ is instance normalisation. ``gamma``/``beta`` are per channel, as in Keras.
 """
 from tapeflow.ops import array_ops, math_ops, nn_ops
 
-from .. import constraints, initializers, regularizers
 from ..input_spec import InputSpec
 from ..layer import Layer, deserialize_nested_objects
-from ..serialization_lib import keras_export, serialize_keras_object
+from .affine_arguments import affine_config, set_affine_arguments
+from ..serialization_lib import keras_export
 
 
 @keras_export("keras.layers.GroupNormalization")
@@ -23,12 +23,8 @@ class GroupNormalization(Layer):
         self.epsilon = float(epsilon)
         self.center = bool(center)
         self.scale = bool(scale)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        set_affine_arguments(self, beta_initializer, gamma_initializer, beta_regularizer, gamma_regularizer,
+                             beta_constraint, gamma_constraint)
         self.gamma = None
         self.beta = None
 
@@ -80,14 +76,8 @@ class GroupNormalization(Layer):
 
     def get_config(self):
         config = super().get_config()
-        s = serialize_keras_object
-        config.update({
-            "groups": self.groups, "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
-            "scale": self.scale, "beta_initializer": s(self.beta_initializer),
-            "gamma_initializer": s(self.gamma_initializer), "beta_regularizer": s(self.beta_regularizer),
-            "gamma_regularizer": s(self.gamma_regularizer), "beta_constraint": s(self.beta_constraint),
-            "gamma_constraint": s(self.gamma_constraint),
-        })
+        config.update({"groups": self.groups, "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
+                       "scale": self.scale, **affine_config(self)})
         return config
 
     @classmethod

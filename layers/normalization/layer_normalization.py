@@ -1,9 +1,9 @@
 """LayerNormalization: normalize each sample over ``axis`` (the features), then scale and shift."""
 from tapeflow.ops import array_ops, math_ops, nn_ops, reduction_ops
 
-from .. import constraints, initializers, regularizers
 from ..layer import Layer, deserialize_nested_objects
-from ..serialization_lib import keras_export, serialize_keras_object
+from .affine_arguments import affine_config, set_affine_arguments
+from ..serialization_lib import keras_export
 
 
 @keras_export("keras.layers.LayerNormalization")
@@ -17,12 +17,8 @@ class LayerNormalization(Layer):
         self.center = bool(center)
         self.scale = bool(scale)
         self.rms_scaling = bool(rms_scaling)
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = constraints.get(beta_constraint)
-        self.gamma_constraint = constraints.get(gamma_constraint)
+        set_affine_arguments(self, beta_initializer, gamma_initializer, beta_regularizer, gamma_regularizer,
+                             beta_constraint, gamma_constraint)
         self.supports_masking = True
         self.gamma = None
         self.beta = None
@@ -68,14 +64,8 @@ class LayerNormalization(Layer):
 
     def get_config(self):
         config = super().get_config()
-        s = serialize_keras_object
-        config.update({
-            "axis": self.axis, "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
-            "rms_scaling": self.rms_scaling, "beta_initializer": s(self.beta_initializer),
-            "gamma_initializer": s(self.gamma_initializer), "beta_regularizer": s(self.beta_regularizer),
-            "gamma_regularizer": s(self.gamma_regularizer), "beta_constraint": s(self.beta_constraint),
-            "gamma_constraint": s(self.gamma_constraint),
-        })
+        config.update({"axis": self.axis, "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+                       "rms_scaling": self.rms_scaling, **affine_config(self)})
         return config
 
     @classmethod
