@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from tapeflow.framework import dtypes
+from tapeflow.ops.bytes_ops import RAW_DTYPES
 
 MAX_RANK = 64
 MAX_DIMENSION = 2 ** 40      # one dimension of a declared shape (variables and inputs, whose data is in the file)
@@ -327,6 +328,10 @@ SCHEMAS = {
     "StringFormat": OpSchema(template=string, placeholder=string, summarize=int_in(-1, MAX_ELEMENTS + 1)),
     "StringSplitFlat": OpSchema(inputs=1, sep=string, maxsplit=int_in(-1, 2 ** 31)),
     "UnicodeSplitFlat": OpSchema(inputs=1, unit=one_of("BYTE", "CHAR", "CODEPOINT")),
+    "DecodeRaw": OpSchema(inputs=1, out_type=one_of(*RAW_DTYPES), little_endian=boolean,
+                          fixed_length=int_in(-1, 2 ** 31)),
+    "EncodeBase64": OpSchema(inputs=1, pad=boolean), "DecodeBase64": OpSchema(inputs=1),
+    "SerializeTensor": OpSchema(inputs=1), "ParseTensor": OpSchema(inputs=1, out_type=dtype_name),
     "CollectiveAllReduce": OpSchema(group_key=int_in(0, 2 ** 31), reduction=one_of("SUM", "MEAN")),
     "Assert": OpSchema(message=string, summarize=count),
     **{op: _RESIZE for op in ("ResizeBilinear", "ResizeBilinearGrad", "ResizeNearestNeighbor",

@@ -64,6 +64,8 @@ def _as_bytes(value, strict=True):
 def _cast_array(value, dtype):
     """numpy array of ``value`` in DType ``dtype``, refusing lossy float->int conversion."""
     np_dtype = dtype._np
+    if np_dtype.kind == "O" and isinstance(value, (bytes, str)):    # not through numpy's bytes dtype, which
+        return _as_bytes([value]).reshape(())                           # drops trailing NUL bytes
     arr = np.asarray(value) if np_dtype.kind != "O" or not isinstance(value, (list, tuple)) \
         else np.array(value, dtype=object)
     if arr.dtype == np_dtype and np_dtype.kind != "O":

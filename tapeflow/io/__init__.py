@@ -1,8 +1,9 @@
-"""tf.io: raw bytes (decode_raw, base64, files), TFRecord files and tf.train.Example parsing.
+"""tf.io: raw bytes (decode_raw, base64, files, serialized tensors), TFRecord files and tf.train.Example parsing.
 
 The Example functions need the optional ``protobuf`` package and import it on first use.
 """
-from .raw_bytes import decode_base64, decode_raw, encode_base64, read_file, write_file  # noqa: F401
+from .raw_bytes import (decode_base64, decode_raw, encode_base64, parse_tensor, read_file,  # noqa: F401
+                        serialize_tensor, write_file)
 from .tfrecord import TFRecordCompressionType, TFRecordOptions, TFRecordWriter, tf_record_iterator  # noqa: F401
 
 _LAZY = {"parse_example": "parse_example", "parse_single_example": "parse_single_example",

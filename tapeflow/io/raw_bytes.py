@@ -1,10 +1,8 @@
-"""Byte-level tf.io functions: decode_raw, read_file / write_file and web-safe base64.
+"""Byte-level tf.io functions: decode_raw, web-safe base64, serialize_tensor / parse_tensor (ops of
+``tapeflow/ops/bytes_ops.py``, so they run inside tf.function too) and read_file / write_file (eager).
 
-They run eagerly on the values of their inputs (string tensors are object arrays of ``bytes``) and are
-not recorded as ops in a traced graph.
+String tensors are object arrays of ``bytes``.
 """
-import base64
-import binascii
 import os
 
 import numpy as np
@@ -12,9 +10,9 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.conversion import constant, convert_to_tensor
 from ..framework.errors import InvalidArgumentError, NotFoundError
-
-_RAW_DTYPES = (dtypes.uint8, dtypes.int8, dtypes.uint16, dtypes.int16, dtypes.uint32, dtypes.int32, dtypes.uint64,
-               dtypes.int64, dtypes.float16, dtypes.float32, dtypes.float64, dtypes.complex64, dtypes.complex128)
+from ..ops import bytes_ops
+from ..ops.common import execute
+from ..ops.string_ops import string_tensor
 
 
 def string_array(value, what):
@@ -44,58 +42,39 @@ def _scalar_text(value, what):
 def decode_raw(input_bytes, out_type, little_endian=True, fixed_length=None, name=None):
     """Reinterprets the bytes of each string as a vector of ``out_type``: shape ``input.shape + [n]``."""
     out_type = dtypes.as_dtype(out_type)
-    if out_type not in _RAW_DTYPES:
-        raise TypeError(f"decode_raw: out_type must be one of {[d.name for d in _RAW_DTYPES]}, got "
-                        f"{out_type.name}")
-    strings = string_array(input_bytes, "decode_raw")
-    item = np.dtype(out_type._np).newbyteorder("<" if little_endian else ">")
-    if fixed_length is not None:
-        fixed_length = int(fixed_length)
-        if fixed_length < 0 or fixed_length % item.itemsize:
-            raise InvalidArgumentError(f"decode_raw: fixed_length ({fixed_length}) must be a non-negative "
-                                       f"multiple of the size of {out_type.name} ({item.itemsize})")
-        rows = [s[:fixed_length].ljust(fixed_length, b"\0") for s in strings.reshape(-1)]
-        width = fixed_length
+    if out_type.name not in bytes_ops.RAW_DTYPES:
+        raise TypeError(f"decode_raw: out_type must be one of {list(bytes_ops.RAW_DTYPES)}, got {out_type.name}")
+    if fixed_length is None:
+        fixed_length = -1
     else:
-        rows = list(strings.reshape(-1))
-        width = len(rows[0]) if rows else 0
-        for s in rows:
-            if len(s) % item.itemsize:
-                raise InvalidArgumentError(f"Input to DecodeRaw has length {len(s)} that is not a multiple of "
-                                           f"{item.itemsize}, the size of {out_type.name}")
-            if len(s) != width:
-                raise InvalidArgumentError(f"DecodeRaw requires input strings to all be the same size, but "
-                                           f"element 0 has size {width} != {len(s)}")
-    values = np.frombuffer(b"".join(rows), dtype=item).astype(out_type._np)
-    return constant(values.reshape(strings.shape + (width // item.itemsize,)), dtype=out_type)
+        fixed_length = int(fixed_length)
+        if fixed_length < 0 or fixed_length % np.dtype(out_type._np).itemsize:
+            raise InvalidArgumentError(f"decode_raw: fixed_length ({fixed_length}) must be a non-negative "
+                                       f"multiple of the size of {out_type.name} ({np.dtype(out_type._np).itemsize})")
+    return execute("DecodeRaw", (string_tensor(input_bytes, "decode_raw"),),
+                   {"out_type": out_type.name, "little_endian": bool(little_endian), "fixed_length": fixed_length})
 
 
 def encode_base64(input, pad=False, name=None):  # noqa: A002 - TensorFlow's argument name
     """Web-safe base64 (``-`` and ``_`` for ``+`` and ``/``) of each string, unpadded unless ``pad``."""
-    strings = string_array(input, "encode_base64")
-    out = np.empty(strings.shape, dtype=object)
-    for i, s in enumerate(strings.reshape(-1)):
-        encoded = base64.urlsafe_b64encode(s)
-        out.reshape(-1)[i] = encoded if pad else encoded.rstrip(b"=")
-    return string_constant(out)
+    return execute("EncodeBase64", (string_tensor(input, "encode_base64"),), {"pad": bool(pad)})
 
 
 def decode_base64(input, name=None):  # noqa: A002 - TensorFlow's argument name
     """Decodes web-safe base64 strings, padded or not."""
-    strings = string_array(input, "decode_base64")
-    out = np.empty(strings.shape, dtype=object)
-    for i, s in enumerate(strings.reshape(-1)):
-        body = s.rstrip(b"=")
-        if len(body) % 4 == 1 or any(c not in _WEB_SAFE for c in body) or len(s) - len(body) > 2:
-            raise InvalidArgumentError(f"Invalid character found in base64: {s[:64]!r}")
-        try:
-            out.reshape(-1)[i] = base64.urlsafe_b64decode(body + b"=" * (-len(body) % 4))
-        except binascii.Error:
-            raise InvalidArgumentError(f"Invalid base64 data: {s[:64]!r}") from None
-    return string_constant(out)
+    return execute("DecodeBase64", (string_tensor(input, "decode_base64"),), {})
 
 
-_WEB_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+def serialize_tensor(tensor, name=None):
+    """The scalar string of TensorFlow's serialized TensorProto of ``tensor`` (parse it with parse_tensor)."""
+    return execute("SerializeTensor", (convert_to_tensor(tensor),), {})
+
+
+def parse_tensor(serialized, out_type, name=None):
+    """The tensor that ``serialize_tensor`` (TensorFlow's or ours) wrote into ``serialized``; its dtype must
+    be ``out_type``."""
+    return execute("ParseTensor", (string_tensor(serialized, "parse_tensor"),),
+                   {"out_type": dtypes.as_dtype(out_type).name})
 
 
 def read_file(filename, name=None):
