@@ -7,7 +7,7 @@ from ..framework import dtypes, nest
 from ..framework.errors import InvalidArgumentError
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_spec import TensorSpec
-from . import structure
+from . import sparse_leaves, structure
 from .dataset import INFINITE_CARDINALITY, UNKNOWN_CARDINALITY, Dataset
 from .index_plan import batch_indices
 
@@ -27,6 +27,8 @@ def _batched_cardinality(n, batch_size, drop_remainder):
 
 def _stack_component(values, index):
     first = values[0]
+    if sparse_leaves.is_sparse(first):
+        return sparse_leaves.stack(values, index)
     for i, v in enumerate(values):
         if v.shape != first.shape:
             raise InvalidArgumentError(f"Cannot batch tensors with different shapes in component {index}. First "
@@ -245,8 +247,8 @@ class UnbatchDataset(Dataset):
 
     def _iterate(self):
         for element in self._input._iterate():
-            flat = structure.leaves(element)
-            if any(a.ndim == 0 for a in flat):
+            flat = [sparse_leaves.rows(a) if sparse_leaves.is_sparse(a) else a for a in structure.leaves(element)]
+            if any(not isinstance(a, list) and a.ndim == 0 for a in flat):
                 raise ValueError("Cannot unbatch an input with scalar components.")
             sizes = [len(a) for a in flat]
             for i, size in enumerate(sizes):
@@ -254,7 +256,7 @@ class UnbatchDataset(Dataset):
                     raise InvalidArgumentError(f"Input element must have the same batch size in each component. "
                                                f"Component 0 had size {sizes[0]} but component {i} had size {size}.")
             for i in range(sizes[0] if sizes else 0):
-                yield structure.pack(element, [structure.row(a, i) for a in flat])
+                yield structure.pack(element, [a[i] if isinstance(a, list) else structure.row(a, i) for a in flat])
 
 
 class RebatchDataset(Dataset):

@@ -8,6 +8,7 @@ from ..framework.tensor_spec import TensorSpec
 from . import structure
 from .dataset import Dataset, as_int
 from .index_plan import IndexPlan, arange_chunks
+from .sparse_leaves import is_sparse, rows as sparse_rows
 
 
 def _owned(element):
@@ -25,19 +26,20 @@ class TensorSliceDataset(Dataset):
         for leaf in flat:
             if isinstance(leaf, Dataset):
                 raise TypeError("from_tensor_slices does not slice datasets.")
-            if np.ndim(leaf) == 0:
+            if not is_sparse(leaf) and np.ndim(leaf) == 0:
                 raise ValueError(f"Unbatching a tensor is only supported for rank >= 1, got a scalar: {leaf!r}")
-        sizes = {np.shape(leaf)[0] for leaf in flat}
+        sizes = {int(leaf.dense_shape.numpy()[0]) if is_sparse(leaf) else np.shape(leaf)[0] for leaf in flat}
         if len(sizes) > 1:
-            shapes = ", ".join(str(TensorShape(np.shape(leaf))) for leaf in flat)
+            shapes = ", ".join(str(leaf.shape if is_sparse(leaf) else TensorShape(np.shape(leaf))) for leaf in flat)
             raise ValueError(f"Dimension 0 in all tensors must be equal, got shapes: {shapes}")
         self._structure = element
         self._pack = structure.packer(element)
-        self._arrays = flat
+        self._specs = [structure.unbatched_spec(structure.leaf_spec(leaf)) for leaf in flat]
+        self._arrays = [sparse_rows(leaf) if is_sparse(leaf) else leaf for leaf in flat]   # a SparseTensor: its rows
         self._size = sizes.pop() if sizes else 0
 
     def _compute_spec(self):
-        return structure.map_leaves(lambda a: TensorSpec(a.shape[1:], dtypes.as_dtype(a.dtype)), self._structure)
+        return structure.pack(self._structure, self._specs)
 
     def _compute_cardinality(self):
         return self._size
@@ -54,6 +56,8 @@ class TensorSliceDataset(Dataset):
         return (pack(list(row)) for row in zip(*columns))
 
     def _index_plan(self):
+        if any(isinstance(a, list) for a in self._arrays):    # SparseTensor rows are gathered one by one
+            return None
         return IndexPlan(self._gather, lambda: arange_chunks(self._size))
 
 
@@ -146,7 +150,9 @@ class GeneratorDataset(Dataset):
 
 
 def _rows(array):
-    """The rows of an array, each an ndarray (0-d for the items of a 1-D array)."""
+    """The rows of an array, each an ndarray (0-d for the items of a 1-D array); a list's items."""
+    if isinstance(array, list):
+        return iter(array)
     if array.ndim > 1:
         return iter(array)
     dtype = array.dtype

@@ -11,6 +11,7 @@ from ..framework import dtypes, nest
 from ..framework.conversion import _wrap, convert_to_tensor
 from ..framework.tensor_shape import TensorShape
 from ..framework.tensor_spec import TensorSpec
+from . import sparse_leaves
 
 
 def _is_dataset(value):
@@ -31,7 +32,7 @@ def normalize(value, lists_are_tuples=False):
         return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
     if isinstance(value, list) and lists_are_tuples:
         return tuple(normalize(v, lists_are_tuples) for v in value)
-    if _is_dataset(value):
+    if _is_dataset(value) or sparse_leaves.is_sparse(value):
         return value
     if value is None:
         raise TypeError("Unsupported element: None. A dataset element is a (nested) structure of tensors.")
@@ -85,6 +86,8 @@ def numpy_leaf(leaf):
     """What ``as_numpy_iterator`` gives: a fresh array, or a numpy scalar (bytes for strings) when 0-d."""
     if isinstance(leaf, np.ndarray):
         return leaf[()] if leaf.ndim == 0 else leaf.copy()
+    if sparse_leaves.is_sparse(leaf):
+        return sparse_leaves.dense(leaf)
     raise TypeError(f"Dataset.as_numpy_iterator() is not supported for datasets that produce values of type "
                     f"{type(leaf).__name__}")
 
@@ -121,6 +124,8 @@ class DatasetSpec:
 def leaf_spec(leaf):
     if _is_dataset(leaf):
         return DatasetSpec(leaf.element_spec)
+    if sparse_leaves.is_sparse(leaf):
+        return sparse_leaves.spec(leaf)
     return TensorSpec(np.shape(leaf), dtypes.as_dtype(leaf.dtype))
 
 
@@ -147,6 +152,10 @@ def most_specific_compatible(spec_a, spec_b, what="dataset elements"):
             raise TypeError(f"Incompatible {what}:\n  {spec_a} vs.\n  {spec_b}")
         if isinstance(a, TensorSpec):
             merged.append(TensorSpec(_relaxed_shape(a.shape, b.shape), a.dtype))
+        elif isinstance(a, sparse_leaves.SparseTensorSpec):
+            if a.dtype != b.dtype:
+                raise TypeError(f"Incompatible {what}:\n  {spec_a} vs.\n  {spec_b}")
+            merged.append(sparse_leaves.relaxed_spec(a, b, _relaxed_shape))
         else:
             merged.append(DatasetSpec(most_specific_compatible(a.element_spec, b.element_spec, what)))
     return nest.pack_sequence_as(spec_a, merged)
@@ -158,11 +167,17 @@ def map_specs(fn, spec):
 
 
 def batched_spec(spec, batch_dim):
-    return map_specs(lambda s: TensorSpec(TensorShape([batch_dim]).concatenate(s.shape), s.dtype), spec)
+    def batch(s):
+        if isinstance(s, sparse_leaves.SparseTensorSpec):
+            return sparse_leaves.batched_spec(s, batch_dim)
+        return TensorSpec(TensorShape([batch_dim]).concatenate(s.shape), s.dtype)
+    return map_specs(batch, spec)
 
 
 def unbatched_spec(spec):
     def unbatch(s):
+        if isinstance(s, sparse_leaves.SparseTensorSpec):
+            return sparse_leaves.unbatched_spec(s)
         if s.shape.rank == 0:
             raise ValueError("Cannot unbatch an input with scalar components.")
         return TensorSpec(TensorShape(None) if s.shape.rank is None else s.shape[1:], s.dtype)
@@ -173,6 +188,8 @@ def placeholder_leaf(spec, fill):
     """A value of ``spec`` (unknown dimensions of size ``fill``, values ``fill``) for probing a function."""
     if isinstance(spec, DatasetSpec):
         raise TypeError("datasets inside elements cannot be probed")
+    if isinstance(spec, sparse_leaves.SparseTensorSpec):
+        return sparse_leaves.placeholder(spec, fill)
     shape = () if spec.shape.rank is None else tuple(fill if d is None else d for d in spec.shape.dims)
     if spec.dtype == dtypes.string:
         return np.full(shape, b"", dtype=object)

@@ -117,6 +117,10 @@ class SparseTensorSpec:
     def dtype(self):
         return self._dtype
 
+    @property
+    def value_type(self):
+        return SparseTensor
+
     def is_compatible_with(self, other):
         if isinstance(other, SparseTensor):
             other = SparseTensorSpec.from_value(other)
