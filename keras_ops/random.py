@@ -65,14 +65,18 @@ def global_seed_generator():
     return _global["generator"]
 
 
+_SEED_MODULUS = np.int64(2 ** 31 - 2)
+
+
 def draw_seed(seed):
-    """The seed tensor of one draw, from an int, a SeedGenerator or None."""
+    """The seed tensor of one draw, from an int, a SeedGenerator or None: as Keras's TensorFlow backend draws
+    it, each of its two integers modulo 2**31 - 2 (so that the stateless ops see what TensorFlow's see)."""
     if isinstance(seed, SeedGenerator):
-        return seed.next()
+        return M.floormod(seed.next(), _SEED_MODULUS)
     if seed is None:
-        return global_seed_generator().next()
+        return M.floormod(global_seed_generator().next(), _SEED_MODULUS)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return convert(np.array([int(seed), 0], dtype=np.int64))
+        return convert(np.array([int(seed), 0], dtype=np.int64) % _SEED_MODULUS)
     raise ValueError(f"Argument `seed` must be either an integer or an instance of `SeedGenerator`. Received: "
                      f"seed={seed} (of type {type(seed)})")
 

@@ -1,8 +1,8 @@
 """Dropout: in training, zero each input with probability ``rate`` and scale the rest by 1/(1-rate)."""
 import numbers
 
-from tapeflow.framework.tensor import host_array
-from tapeflow.ops import math_ops, random_ops
+from tapeflow.keras_ops import random as keras_random
+from tapeflow.ops import math_ops
 
 from ..layer import Layer
 from ..serialization_lib import keras_export
@@ -12,8 +12,9 @@ from ..serialization_lib import keras_export
 class Dropout(Layer):
     """Inverted dropout; the identity at inference.
 
-    With a ``seed`` the masks come from that seed's stream (as an op-level
-    seed in TensorFlow), reproducible from one run to the next.
+    As in Keras on TensorFlow, the layer owns a ``SeedGenerator`` (seeded with ``seed``, else with a number
+    drawn from Python's ``random`` when the layer is made) and each training call draws the mask of
+    ``tf.nn.experimental.stateless_dropout`` for the generator's next seed: the same masks as Keras's.
     """
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
@@ -24,6 +25,7 @@ class Dropout(Layer):
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
+        self.seed_generator = keras_random.SeedGenerator(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=False):
@@ -31,11 +33,7 @@ class Dropout(Layer):
             return inputs
         if self.rate == 1:
             return math_ops.multiply(inputs, 0.0)
-        shape = host_array(inputs).shape
-        if self.noise_shape is not None:
-            shape = tuple(dim if n is None else int(n) for n, dim in zip(self.noise_shape, shape))
-        # The mask is an op, so a traced tf.function draws a new one on every call.
-        return math_ops.multiply(inputs, random_ops.dropout_mask(shape, self.rate, inputs.dtype, self.seed))
+        return keras_random.dropout(inputs, self.rate, noise_shape=self.noise_shape, seed=self.seed_generator)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape)

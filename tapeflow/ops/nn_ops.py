@@ -5,7 +5,7 @@ from ..framework.batching import axis_attr_not_0, declare, elementwise, register
 from ..framework.errors import InvalidArgumentError
 from ..framework.recording import recording_anything
 from ..framework.tensor import Tensor
-from . import array_ops, math_ops, random_ops, reduction_ops
+from . import array_ops, math_ops, random_ops, reduction_ops, stateless_random_ops
 from .common import RegisterGradient, batch_ndim, execute, normalize_axis, quietly, register_op, to_tensor
 
 
@@ -606,6 +606,19 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
         d if n is None else int(n) for n, d in zip(noise_shape, x._value.shape))
     # The mask is an op (not a constant), so a traced tf.function draws a new one on every call.
     return math_ops.multiply(x, random_ops.dropout_mask(shape, rate, x.dtype, seed))
+
+
+def stateless_dropout(x, rate, seed, rng_alg=None, noise_shape=None, name=None):
+    """tf.nn.experimental.stateless_dropout: dropout whose mask is a function of ``seed`` (two integers), the
+    same mask TensorFlow draws for that seed."""
+    x = to_tensor(x)
+    rate = float(rate)
+    if not 0 <= rate < 1:
+        raise ValueError(f"stateless_dropout: rate must be a scalar tensor or a float in the range [0, 1), got "
+                         f"{rate}")
+    shape = x._value.shape if noise_shape is None else tuple(
+        d if n is None else int(n) for n, d in zip(noise_shape, x._value.shape))
+    return math_ops.multiply(x, stateless_random_ops.dropout_mask(shape, rate, seed, x.dtype.name))
 
 
 

@@ -173,10 +173,11 @@ def _beta_fwd(seed, alpha, beta, shape, dtype):
 
 @register_op("StatelessDropoutMask")
 def _dropout_mask_fwd(seed, shape, rate, dtype):
-    """0 with probability ``rate``, 1 / (1 - rate) otherwise."""
-    np_dtype = _np(dtype)
-    keep = _generator(seed).random(shape) >= rate
-    return (keep / (1 - rate)).astype(np_dtype)
+    """0 with probability ``rate``, 1 / (1 - rate) otherwise: TensorFlow's stateless_dropout keeps the elements
+    whose uniform value of the seed's Philox stream (in ``dtype``) is at least ``rate``."""
+    np_dtype = np.dtype(_np(dtype))
+    keep = _uniform_fwd(seed, shape, dtype) >= np_dtype.type(rate)
+    return keep * np_dtype.type(1 / (1 - rate))
 
 
 for _op in _OPS:
