@@ -4,7 +4,7 @@ The model is the example's: Conv2D 32 3x3 relu, MaxPooling 2, Conv2D 64 3x3 relu
 MaxPooling 2, Flatten, Dropout 0.5, Dense softmax, trained with Adam and
 categorical cross-entropy (batches of 32 for 20 epochs: the 1,300 training digits at
 the example's batch of 128 would give 11 steps per epoch, MNIST's 60,000 give 469).
-It reaches about 99% test accuracy. The digits are 8x8 (UCI ML hand-written digits,
+It reaches about 98% test accuracy. The digits are 8x8 (UCI ML hand-written digits,
 Alpaydin & Kaynak, 1998; CC BY 4.0), so each image is upsampled 3x to 24x24
 and padded to the example's 28x28. Only the import differs from the Keras version.
 

@@ -15,7 +15,6 @@ import numpy as np
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import array_ops as A
 from tapeflow.ops import math_ops as M
-from tapeflow.ops import random_ops as _tf_random
 from tapeflow.ops import stateless_random_ops as S
 from tapeflow.ops.common import normalize_axis
 
@@ -39,9 +38,13 @@ class SeedGenerator:
                               name=f"{self.name}_state")
 
     def next(self, ordered=True):
-        """The current seed (two int64s); the state then moves on."""
+        """The current seed (two int64s); the state then moves on: its counter by one, or (``ordered=False``,
+        how Keras draws for ``seed=None``) both numbers to ``(n + 1) * 5387 % 933199``, as Keras's do."""
         current = A.identity(self.state)
-        self.state.assign_add(np.array([0, 1], dtype=np.int64))
+        if ordered:
+            self.state.assign_add(np.array([0, 1], dtype=np.int64))
+        else:
+            self.state.assign(M.floormod(M.multiply(M.add(current, np.int64(1)), np.int64(5387)), np.int64(933199)))
         return current
 
     def get_config(self):
@@ -52,17 +55,19 @@ class SeedGenerator:
         return cls(**config)
 
 
-_global = {"generator": None, "source": None}
+_global = {"generator": None}
 
 
 def global_seed_generator():
-    """The generator behind ``seed=None``. ``keras.utils.set_random_seed`` (which reseeds tapeflow's global
-    random state) makes it start again from a seed drawn after that call."""
-    source = _tf_random.get_global_generator()
-    if _global["generator"] is None or _global["source"] is not source:
-        _global["generator"] = SeedGenerator(int(source.integers(1, 2 ** 31)), name="global_seed_generator")
-        _global["source"] = source
+    """The generator behind ``seed=None``, made at its first use after ``keras.utils.set_random_seed`` or
+    ``clear_session`` (so its seed is Python's next random number then, as in Keras)."""
+    if _global["generator"] is None:
+        _global["generator"] = SeedGenerator(name="global_seed_generator")
     return _global["generator"]
+
+
+def reset_global_seed_generator():
+    _global["generator"] = None
 
 
 _SEED_MODULUS = np.int64(2 ** 31 - 2)
@@ -74,7 +79,7 @@ def draw_seed(seed):
     if isinstance(seed, SeedGenerator):
         return M.floormod(seed.next(), _SEED_MODULUS)
     if seed is None:
-        return M.floormod(global_seed_generator().next(), _SEED_MODULUS)
+        return M.floormod(global_seed_generator().next(ordered=False), _SEED_MODULUS)
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         return convert(np.array([int(seed), 0], dtype=np.int64) % _SEED_MODULUS)
     raise ValueError(f"Argument `seed` must be either an integer or an instance of `SeedGenerator`. Received: "

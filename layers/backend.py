@@ -32,9 +32,11 @@ def unique_name(prefix):
 
 
 def clear_session(free_memory=True):
-    """Resets the automatic layer names (and the name scope stack)."""
+    """Resets the automatic layer names (and the name scope stack) and keras.random's global seed generator."""
+    from tapeflow.keras_ops import random as keras_random
     _uids.clear()
     del _name_scope_stack[:]
+    keras_random.reset_global_seed_generator()
 
 
 class name_scope:

@@ -8,6 +8,6 @@ sys.path.insert(0, EXAMPLES)
 import convnet  # noqa: E402
 
 
-def test_the_convnet_example_reaches_98_percent_and_reloads_identically(tmp_path):
+def test_the_convnet_example_reaches_97_percent_and_reloads_identically(tmp_path):
     accuracy, identical = convnet.main(verbose=0, save_dir=str(tmp_path))
-    assert accuracy >= 0.98 and identical
+    assert accuracy >= 0.97 and identical

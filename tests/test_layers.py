@@ -442,9 +442,9 @@ def test_seeded_initializers_repeat_and_have_the_right_scale():
         K.initializers.get("glorot")
 
 
-def test_global_seed_makes_model_initialisation_reproducible():
+def test_set_random_seed_makes_model_initialisation_reproducible():
     def weights():
-        tf.random.set_seed(42)
+        K.utils.set_random_seed(42)
         K.backend.clear_session()
         model = K.Sequential([K.Input((3,)), K.layers.Dense(4), K.layers.Dense(2)])
         return model.get_weights()

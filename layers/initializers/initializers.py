@@ -1,23 +1,40 @@
-"""Weight initializers (``keras.initializers``), seeded like Keras 3.
+"""Weight initializers (``keras.initializers``), seeded and drawn as Keras 3 does on TensorFlow.
 
-An initializer with an integer ``seed`` returns the same values on every
-call; without one it draws from tapeflow's global generator, so
-``tf.random.set_seed`` makes a whole model's initial weights reproducible.
+A random initializer made without a ``seed`` takes one from Python's ``random`` when it is made (so
+``keras.utils.set_random_seed`` fixes a whole model's initial weights), and like Keras's it then returns the
+same values at every call. The values are TensorFlow's ``stateless_uniform`` / ``stateless_normal`` /
+``stateless_truncated_normal`` of the seed [seed mod (2**31 - 2), 0]: the numbers Keras's initializers give.
 """
 import math
+import random as _python_random
 
 import numpy as np
 
-from tapeflow.ops import random_ops
+from tapeflow.framework.recording import init_scope
+from tapeflow.ops import stateless_random_ops
 
 from .. import backend
 from ..serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
 
 
-def _rng(seed):
-    if seed is None:
-        return random_ops.get_global_generator()
-    return np.random.default_rng(int(seed))
+def _stateless(draw, shape, seed, dtype, *parameters):
+    """``draw`` (a tf.random.stateless_* function) as a numpy array, computed eagerly even while tracing."""
+    with init_scope():
+        values = draw(tuple(int(d) for d in shape), np.array([seed % (2 ** 31 - 2), 0], np.int64), *parameters,
+                      dtype=_np_dtype(dtype).name)
+        return values.numpy()
+
+
+def _uniform(shape, seed, dtype, minval, maxval):
+    return _stateless(stateless_random_ops.stateless_uniform, shape, seed, dtype, minval, maxval)
+
+
+def _normal(shape, seed, dtype, mean, stddev):
+    return _stateless(stateless_random_ops.stateless_normal, shape, seed, dtype, mean, stddev)
+
+
+def _truncated_normal(shape, seed, dtype, mean, stddev):
+    return _stateless(stateless_random_ops.stateless_truncated_normal, shape, seed, dtype, mean, stddev)
 
 
 def _np_dtype(dtype):
@@ -40,16 +57,6 @@ def compute_fans(shape, input_axes=None, output_axes=None):
         return shape[0], shape[1]
     receptive = int(np.prod(shape[:-2]))
     return shape[-2] * receptive, shape[-1] * receptive
-
-
-def _truncated(rng, shape):
-    """Standard normal values redrawn until within two standard deviations."""
-    values = rng.standard_normal(shape)
-    bad = np.abs(values) > 2
-    while bad.any():
-        values[bad] = rng.standard_normal(int(bad.sum()))
-        bad = np.abs(values) > 2
-    return values
 
 
 @keras_export("keras.initializers.Initializer")
@@ -115,10 +122,13 @@ class Identity(Initializer):
 
 
 class _Random(Initializer):
+    """``seed`` is the configured seed (None stays None in the config); ``_seed`` the one the values come from."""
+
     def __init__(self, seed=None):
-        if seed is not None and not isinstance(seed, (int, np.integer)):
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
             raise ValueError(f"`seed` argument should be an instance of `int` or None. Received: seed={seed!r}")
         self.seed = seed
+        self._seed = int(seed) if seed is not None else _python_random.randint(1, int(1e9))
 
 
 @keras_export("keras.initializers.RandomNormal")
@@ -128,8 +138,7 @@ class RandomNormal(_Random):
         self.mean, self.stddev = mean, stddev
 
     def __call__(self, shape, dtype=None):
-        values = _rng(self.seed).standard_normal(tuple(shape)) * self.stddev + self.mean
-        return values.astype(_np_dtype(dtype))
+        return _normal(shape, self._seed, dtype, self.mean, self.stddev)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -142,8 +151,7 @@ class TruncatedNormal(_Random):
         self.mean, self.stddev = mean, stddev
 
     def __call__(self, shape, dtype=None):
-        values = _truncated(_rng(self.seed), tuple(shape)) * self.stddev + self.mean
-        return values.astype(_np_dtype(dtype))
+        return _truncated_normal(shape, self._seed, dtype, self.mean, self.stddev)
 
     def get_config(self):
         return {"mean": self.mean, "stddev": self.stddev, "seed": self.seed}
@@ -156,8 +164,7 @@ class RandomUniform(_Random):
         self.minval, self.maxval = minval, maxval
 
     def __call__(self, shape, dtype=None):
-        values = _rng(self.seed).uniform(self.minval, self.maxval, tuple(shape))
-        return values.astype(_np_dtype(dtype))
+        return _uniform(shape, self._seed, dtype, self.minval, self.maxval)
 
     def get_config(self):
         return {"minval": self.minval, "maxval": self.maxval, "seed": self.seed}
@@ -189,15 +196,12 @@ class VarianceScaling(_Random):
         fan_in, fan_out = compute_fans(shape, self.input_axes, self.output_axes)
         n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         scale = self.scale / max(1.0, n)
-        rng = _rng(self.seed)
         if self.distribution == "truncated_normal":
-            values = _truncated(rng, shape) * (math.sqrt(scale) / 0.87962566103423978)
-        elif self.distribution == "untruncated_normal":
-            values = rng.standard_normal(shape) * math.sqrt(scale)
-        else:
-            limit = math.sqrt(3.0 * scale)
-            values = rng.uniform(-limit, limit, shape)
-        return values.astype(_np_dtype(dtype))
+            return _truncated_normal(shape, self._seed, dtype, 0.0, math.sqrt(scale) / 0.87962566103423978)
+        if self.distribution == "untruncated_normal":
+            return _normal(shape, self._seed, dtype, 0.0, math.sqrt(scale))
+        limit = math.sqrt(3.0 * scale)
+        return _uniform(shape, self._seed, dtype, -limit, limit)
 
     def get_config(self):
         return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution, "seed": self.seed,
@@ -240,7 +244,7 @@ class Orthogonal(_Random):
             raise ValueError(f"The tensor to initialize must be at least two-dimensional. Received: shape={shape} "
                              f"of rank {len(shape)}.")
         rows, cols = int(np.prod(shape[:-1])), shape[-1]
-        flat = _rng(self.seed).standard_normal((max(rows, cols), min(rows, cols)))
+        flat = _normal((max(rows, cols), min(rows, cols)), self._seed, dtype, 0.0, 1.0)
         q, r = np.linalg.qr(flat)
         q *= np.sign(np.diag(r))
         if rows < cols:

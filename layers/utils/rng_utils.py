@@ -1,9 +1,12 @@
 """set_random_seed: one seed for tapeflow's global generator, numpy's and Python's."""
 import numpy as np
 
+from tapeflow.keras_ops import random as keras_random
+
 
 def set_random_seed(seed):
-    """Seeds tapeflow's global generator (initializers, dropout, shuffling) and numpy's and Python's."""
+    """Seeds Python's random (Keras's initializers and seed generators take their seeds from it), numpy's and
+    tapeflow's global generator, and restarts keras.random's global seed generator."""
     import random
 
     import tapeflow
@@ -12,3 +15,4 @@ def set_random_seed(seed):
     random.seed(int(seed))
     np.random.seed(int(seed))
     tapeflow.random.set_seed(int(seed))
+    keras_random.reset_global_seed_generator()
