@@ -118,7 +118,9 @@ def test_shuffle_false_keeps_the_order_and_shuffle_true_follows_the_global_seed(
         tf.random.set_seed(3)
         model.fit(x, y, batch_size=12, epochs=2, shuffle=True, verbose=0)
         runs.append([list(o) for o in order])
-    assert runs[0] == runs[1] and runs[0][0] != runs[0][1] and sorted(runs[0][0]) == list(range(12))
+    # Keras 3.15 on TensorFlow shuffles with the same seeds every epoch (tests/test_keras_seeding.py)
+    assert runs[0] == runs[1] and runs[0][0] == runs[0][1]
+    assert sorted(runs[0][0]) == list(range(12)) and runs[0][0] != list(range(12))
 
 
 def test_return_conventions_of_evaluate_and_the_batch_methods():

@@ -83,3 +83,40 @@ def test_unseeded_keras_random_draws_follow_kerass_global_seed_generator():
     draws.append(keras.random.normal((3,)))
     for draw, expected in zip(draws, REF["global_draws"]):
         np.testing.assert_array_equal(np.asarray(draw), np.asarray(expected, np.float32))
+
+
+def test_shuffled_fit_trains_on_kerass_batches_and_gives_its_numbers():
+    seen = []
+
+    class Recorder(keras.Model):
+        def train_step(self, data):
+            seen.append(np.asarray(data[0])[:, 0].astype(int).tolist())
+            return {"n": 0.0}
+
+    keras.utils.set_random_seed(7)
+    inputs = keras.Input((1,))
+    recorder = Recorder(inputs, keras.layers.Dense(1)(inputs))
+    recorder.compile("sgd", "mse", run_eagerly=True)
+    x = np.arange(20, dtype=np.float32).reshape(20, 1)
+    recorder.fit(x, x, batch_size=5, epochs=2, verbose=0)
+    assert seen == REF["fit_batches"]      # Keras 3.15 on TF: the same order in every epoch
+
+    keras.utils.set_random_seed(1)
+    model = fit_model()
+    model.compile("adam", "mse")
+    fit = REF["fit"]
+    history = model.fit(np.asarray(fit["x"], np.float32), np.asarray(fit["y"], np.float32), batch_size=16,
+                        epochs=3, verbose=0)
+    np.testing.assert_allclose(history.history["loss"], REF["fit_shuffled"]["loss"], rtol=1e-6)
+    for w, expected in zip(model.get_weights(), REF["fit_shuffled"]["weights"]):
+        np.testing.assert_allclose(w, np.asarray(expected, np.float32), rtol=0, atol=1e-6)
+
+
+def test_tf_random_shuffle_gives_tensorflows_orders():
+    ref = REF["shuffle"]
+    tf.random.set_seed(1)
+    assert tf.random.shuffle(tf.range(10)).numpy().tolist() == ref["unseeded"][0]
+    assert tf.random.uniform([2]).numpy().tolist() == ref["unseeded"][1]
+    assert tf.random.shuffle(tf.range(10)).numpy().tolist() == ref["unseeded"][2]
+    assert [tf.random.shuffle(tf.range(n), seed=4).numpy().tolist() for n in (10, 10, 7, 1000)] == ref["op_seed_4"]
+    assert tf.random.shuffle(tf.reshape(tf.range(12), (6, 2)), seed=9).numpy().tolist() == ref["rows"]

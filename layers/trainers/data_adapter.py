@@ -122,6 +122,13 @@ def train_validation_split(arrays, validation_split):
     return part(0, split_at), part(split_at, n)
 
 
+def epoch_order(n):
+    """The order of an epoch's samples: Keras's on TensorFlow under a global seed (``set_random_seed``), else a
+    random permutation."""
+    order = random_ops.first_shuffle_order(n)
+    return random_ops.get_global_generator().permutation(n) if order is None else order
+
+
 class ArrayDataAdapter:
     """Batches of in-memory arrays: ``(x, y, sample_weight)`` tuples of Tensors."""
 
@@ -147,7 +154,7 @@ class ArrayDataAdapter:
         n, bs = self.num_samples, self.batch_size
         order = None
         if self.shuffle and self.shuffle != "batch":
-            order = random_ops.get_global_generator().permutation(n)
+            order = epoch_order(n)
         for b in range(self.num_batches):
             start, stop = b * bs, min(n, (b + 1) * bs)
             if order is None:

@@ -31,10 +31,10 @@ from tapeflow.distribute.input_lib import batch_rows, shard_bounds
 from tapeflow.distribute.strategy import allgather_concat
 from tapeflow.framework.tensor import Tensor
 from tapeflow.framework.variables import Variable
-from tapeflow.ops import collective_ops, math_ops, random_ops
+from tapeflow.ops import collective_ops, math_ops
 
 from ..utils import tree
-from .data_adapter import ArrayDataAdapter, unpack_x_y_sample_weight
+from .data_adapter import ArrayDataAdapter, epoch_order, unpack_x_y_sample_weight
 
 _replica = threading.local()   # this worker's share of the global batch being run
 
@@ -115,7 +115,7 @@ class _ShardedBatches:
         n, bs = adapter.num_samples, adapter.batch_size
         order = None
         if adapter.shuffle and adapter.shuffle != "batch":
-            order = random_ops.get_global_generator().permutation(n).astype(np.int64) if backend.rank == 0 \
+            order = epoch_order(n).astype(np.int64) if backend.rank == 0 \
                 else np.empty(n, np.int64)
             backend.broadcast(order, root=0)
         for b in range(adapter.num_batches):

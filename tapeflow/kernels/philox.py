@@ -12,7 +12,8 @@ Conversions (all checked bit for bit against TensorFlow 2.21):
 - normal: Box-Muller on pairs of uniforms (u1 raised to 1e-7), sin first then cos; float32 keeps
   its arithmetic in float32 (libm's logf/sinf/cosf), except 2*pi*u2 formed in double and rounded;
 - truncated normal: output groups (4 float32 or 2 float64 values) each own 256 words (64 blocks) of the
-  stream per value, and keep the Box-Muller values of magnitude below 2, in order.
+  stream per value, and keep the Box-Muller values of magnitude below 2, in order;
+- shuffle: see ``shuffle_order``.
 """
 import math
 
@@ -59,6 +60,21 @@ def fill_words(key, counter_lo, counter_hi, out):
         for j in range(4):
             if 4 * b + j < n:
                 out[4 * b + j] = np.uint32(w[j])
+
+
+@njit(cache=True)
+def shuffle_order(key, counter_lo, counter_hi, n):
+    """The order TensorFlow's RandomShuffle puts n < 2**32 rows in: a forward Fisher-Yates shuffle whose
+    step i swaps row i with row i + (word i mod (n - i)), the words being the stream's in order."""
+    order = np.arange(n)
+    for b in range((n + 2) // 4):
+        w = _block_at(key, counter_lo, counter_hi, np.uint64(b))
+        for k in range(4):
+            i = 4 * b + k
+            if i < n - 1:
+                j = i + np.int64(w[k] % np.uint64(n - i))
+                order[i], order[j] = order[j], order[i]
+    return order
 
 
 @njit(cache=True, inline="always")

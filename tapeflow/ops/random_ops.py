@@ -16,6 +16,7 @@ import random as _py_random
 import numpy as np
 
 from ..framework import dtypes
+from ..framework.errors import InvalidArgumentError
 from .common import execute, int_list, no_gradient, register_op, to_tensor
 from .stateless_random_ops import (_normal_fwd as _philox_normal, _truncated_normal_fwd as _philox_truncated,
                                    _uniform_fwd as _philox_uniform, _uniform_int_fwd as _philox_uniform_int)
@@ -48,12 +49,15 @@ def _seed_pair(seed):
     return global_seed, op_seed
 
 
-def _philox_state(op_type, dtype, seed, shape):
-    """The Philox state (counter low, counter high, key) for this call, and the stream moved past it."""
+def _philox_state(op_type, dtype, seed, shape, blocks=None):
+    """The Philox state (counter low, counter high, key) for this call, and the stream moved past it: by
+    ``blocks``, else by 256 blocks per value of ``shape`` (what TensorFlow's random ops reserve)."""
     global_seed, op_seed = _seed_pair(seed)
     stream = (op_type, dtype, global_seed, op_seed)
     position = _state["philox"].get(stream, 0)
-    _state["philox"][stream] = position + _BLOCKS_PER_VALUE * int(np.prod(shape, dtype=np.int64))
+    if blocks is None:
+        blocks = _BLOCKS_PER_VALUE * int(np.prod(shape, dtype=np.int64))
+    _state["philox"][stream] = position + blocks
     return np.array([position, op_seed, global_seed], np.uint64).view(np.int64)
 
 
@@ -123,7 +127,26 @@ def _uniform_int_fwd(shape, dtype, seed, minval, maxval):
 
 @register_op("RandomShuffle")
 def _shuffle_fwd(x, seed):
-    return x[_generator(seed).permutation(x.shape[0])] if x.ndim else x.copy()
+    """The rows of x in TensorFlow's order for the seed (one 32-bit word per row, four per block)."""
+    n = x.shape[0] if x.ndim else 0
+    if n > 2 ** 32 - 1:
+        raise InvalidArgumentError(f"random.shuffle: {n} rows are more than this kernel's 2**32 - 1")
+    state = _philox_state("RandomShuffle", x.dtype.name, seed, (), blocks=(n + 3) // 4)
+    if n < 2:
+        return x.copy()
+    from ..kernels import philox   # numba loads on first use
+    lo, hi, key = state.view(np.uint64)
+    return x[philox.shuffle_order(key, lo, hi, n)]
+
+
+def first_shuffle_order(n):
+    """The order RandomShuffle puts n rows in on a fresh kernel whose op seed is 0 under the global seed (what
+    Keras 3 on TensorFlow shuffles ``fit``'s arrays with, the same order every epoch); None without a global
+    seed."""
+    if _state["global_seed"] is None:
+        return None
+    from ..kernels import philox   # numba loads on first use
+    return philox.shuffle_order(np.uint64(_state["global_seed"] % 2 ** 64), np.uint64(0), np.uint64(0), int(n))
 
 
 @register_op("Multinomial")
