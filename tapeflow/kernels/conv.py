@@ -75,8 +75,15 @@ def _out_spatial(in_spatial, kernel, strides, dilations, pads):
                  for s, k, st, d, (b, a) in zip(in_spatial, kernel, strides, dilations, pads))
 
 
+def _pointwise(kernel, strides, pads):
+    """Whether every window is one cell read in place: the window matrix is ``x`` itself."""
+    return all(k == 1 for k in kernel) and all(s == 1 for s in strides) and _no_padding(pads)
+
+
 def im2col(x, kernel, strides, dilations, pads):
     """The windows of ``x`` as a (rows, taps * C) matrix (C-ordered, or F-ordered when C == 1)."""
+    if _pointwise(kernel, strides, pads):
+        return x.reshape(-1, x.shape[-1])
     xp = _padded(np.ascontiguousarray(x), pads)
     out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
     n, c = x.shape[0], x.shape[-1]
@@ -96,6 +103,8 @@ def im2col(x, kernel, strides, dilations, pads):
 
 def col2im(cols, in_shape, kernel, strides, dilations, pads):
     """The adjoint of im2col: sums a (rows, taps * C) matrix of window entries into an (N, *S, C) array."""
+    if _pointwise(kernel, strides, pads):
+        return cols.reshape(in_shape)
     out_spatial = _out_spatial(in_shape[1:-1], kernel, strides, dilations, pads)
     if cols.dtype in _NUMBA_FLOATS and in_shape[-1] > 1:
         cols = np.ascontiguousarray(cols)
@@ -113,6 +122,21 @@ def col2im(cols, in_shape, kernel, strides, dilations, pads):
     for i, tap in enumerate(_taps(kernel)):
         xp[_tap_index(tap, out_spatial, strides, dilations)] += taps[i]
     return xp if _no_padding(pads) else np.ascontiguousarray(xp[_interior(in_shape, pads)])
+
+
+def windows(x, kernel, strides, dilations, pads):
+    """The windows of ``x`` (N, *S, C) as (N, *OS, taps * C): im2col with the rows unflattened."""
+    out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
+    cols = im2col(x, kernel, strides, dilations, pads)
+    return cols.reshape((x.shape[0],) + out_spatial + (cols.shape[-1],))
+
+
+def windows_backprop(cols, in_spatial, kernel, strides, dilations, pads):
+    """The adjoint of ``windows``: (N, *OS, taps * C) -> (N, *in_spatial, C)."""
+    n, width = cols.shape[0], cols.shape[-1]
+    taps = int(np.prod(kernel))
+    in_shape = (n,) + tuple(in_spatial) + (width // taps,)
+    return col2im(cols.reshape(-1, width), in_shape, kernel, strides, dilations, pads)
 
 
 def _geometry(in_shape, out_spatial, kernel, strides, dilations, pads):

@@ -87,6 +87,71 @@ def _conv_backprop_filter_fwd(x, dy, strides, dilations, padding, groups, filter
         a, b, filter_spatial, strides, dilations, padding, groups), fold_first=False)
 
 
+@register_op("ConvWindows")
+def _conv_windows_fwd(x, kernel, strides, dilations, padding):
+    K = _kernels()
+    _check_window_attrs("ConvWindows", x, kernel, strides, dilations, padding)
+    return _fold_stack(x, len(kernel), lambda a: K.windows(a, kernel, strides, dilations, padding))
+
+
+@register_op("ConvWindowsBackprop")
+def _conv_windows_backprop_fwd(cols, kernel, strides, dilations, padding, input_spatial):
+    K = _kernels()
+    _check_window_attrs("ConvWindowsBackprop", cols, kernel, strides, dilations, padding)
+    taps = int(np.prod(kernel))
+    expected = tuple(K.output_size(s, k, st, d, b, a)
+                     for s, k, st, d, (b, a) in zip(input_spatial, kernel, strides, dilations, padding))
+    if len(input_spatial) != len(kernel) or cols.shape[-len(kernel) - 1:-1] != expected or cols.shape[-1] % taps:
+        raise InvalidArgumentError(
+            f"ConvWindowsBackprop: windows of shape {cols.shape} do not fit an input of spatial shape "
+            f"{tuple(input_spatial)} (expected spatial shape {expected} and a depth that is a multiple of {taps})")
+    return _fold_stack(cols, len(kernel), lambda a: K.windows_backprop(
+        a, input_spatial, kernel, strides, dilations, padding))
+
+
+def _check_window_attrs(op, a, kernel, strides, dilations, padding):
+    """The attributes agree with each other and with ``a``'s rank (graphs come from files)."""
+    rank = len(kernel)
+    if not (len(strides) == len(dilations) == len(padding) == rank) or a.ndim < rank + 2:
+        raise InvalidArgumentError(f"{op}: kernel {tuple(kernel)}, strides {tuple(strides)}, dilations "
+                                   f"{tuple(dilations)} and padding {tuple(padding)} must all have one entry per "
+                                   f"spatial dimension of the operand (shape {a.shape})")
+
+
+def _fold_stack(a, rank, fn):
+    """``fn`` on ``a`` with any leading (stacked) axes folded into its batch axis: the windows of
+    each example are its own."""
+    lead = a.shape[:a.ndim - rank - 1]
+    out = fn(a.reshape((int(np.prod(lead)),) + a.shape[len(lead):]))
+    return out.reshape(lead + out.shape[1:])
+
+
+@register_batching_rule("ConvWindows", "ConvWindowsBackprop")
+def _windows_rows(op, batched):
+    """Each example's windows come from that example alone, and back."""
+    return op.outputs[0]._value.shape[:1] == op.inputs[0]._value.shape[:1]
+
+
+def _window_attrs(op, **extra):
+    attrs = {k: op.attrs[k] for k in ("kernel", "strides", "dilations", "padding")}
+    attrs.update(extra)
+    return attrs
+
+
+@RegisterGradient("ConvWindows")
+def _conv_windows_grad(op, grad):
+    x = op.inputs[0]
+    rank = len(op.attrs["kernel"])
+    dx = execute("ConvWindowsBackprop", (grad,), _window_attrs(op, input_spatial=_spatial(x, rank)))
+    return sum_to(dx, x._value.shape, batch_ndim(op, grad))
+
+
+@RegisterGradient("ConvWindowsBackprop")
+def _conv_windows_backprop_grad(op, grad):
+    cols = op.inputs[0]
+    return sum_to(execute("ConvWindows", (grad,), _window_attrs(op)), cols._value.shape, batch_ndim(op, grad))
+
+
 def _attrs(op, **extra):
     attrs = {k: op.attrs[k] for k in ("strides", "dilations", "padding", "groups")}
     attrs.update(extra)
@@ -190,8 +255,41 @@ def _convolve(op, input, filters, strides, padding, data_format, dilations, rank
     groups = _groups(op, x._value.shape[-1], w)
     kernel = w._value.shape[:rank]
     pads = W.resolve_padding(padding, x._value.shape[1:-1], _spans(kernel, dilations), strides, first, op)
-    y = execute("Conv", (x, w), _pack_attrs(strides, dilations, pads, groups))
+    if _through_windows(x, kernel, strides, dilations, pads, groups):
+        y = _conv_of_windows(x, w, strides, dilations, pads)
+    else:
+        y = execute("Conv", (x, w), _pack_attrs(strides, dilations, pads, groups))
     return W.unfold_batch(W.from_channels_last(y, first), batch)
+
+
+# The tape keeps the windows of a convolution computed as windows then a pointwise product, at taps
+# times the input's size; beyond this many bytes it keeps the input and the filter gradient rebuilds them.
+WINDOWS_KEPT_BYTES = 64 << 20
+
+
+def _through_windows(x, kernel, strides, dilations, pads, groups):
+    """Whether the convolution runs as ConvWindows then a 1x1 Conv (the same arithmetic, in the same
+    order): then the filter gradient reads the forward's windows instead of gathering them again."""
+    value = x._value
+    if groups != 1 or value.dtype not in (np.float32, np.float64):
+        return False
+    if all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(b or a for b, a in pads):
+        return False    # a pointwise convolution is its own window matrix
+    out = [(s + b + a - (k - 1) * d - 1) // st + 1 for s, k, st, d, (b, a) in zip(
+        value.shape[1:-1], kernel, strides, dilations, pads)]
+    rows = value.shape[0] * int(np.prod([max(o, 0) for o in out]))
+    return rows * int(np.prod(kernel)) * value.shape[-1] * value.itemsize <= WINDOWS_KEPT_BYTES
+
+
+def _conv_of_windows(x, w, strides, dilations, pads):
+    """Conv(x, w) as ConvWindows(x) (N, *OS, taps * C) times the filter as a (taps * C, O) matrix."""
+    rank = len(strides)
+    kernel = w._value.shape[:rank]
+    cols = execute("ConvWindows", (x,), {"kernel": tuple(kernel), "strides": tuple(strides),
+                                         "dilations": tuple(dilations), "padding": tuple(tuple(p) for p in pads)})
+    matrix = array_ops.reshape(w, (1,) * rank + (-1, w._value.shape[-1]))
+    ones = (1,) * rank
+    return execute("Conv", (cols, matrix), _pack_attrs(ones, ones, ((0, 0),) * rank, 1))
 
 
 def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):
