@@ -292,6 +292,7 @@ SCHEMAS = {
     "OnesLike": OpSchema(inputs=1, dtype=dtype_name, optional=("dtype",)),
     "Conv": _CONV, "ConvBackpropInput": _CONV_INPUT, "ConvBackpropFilter": _CONV_FILTER,
     "ConvWindows": OpSchema(inputs=1, kernel=window, strides=window, dilations=window, padding=paddings),
+    "ConvOfWindows": OpSchema(inputs=3, strides=window, dilations=window, padding=paddings),
     "ConvWindowsBackprop": OpSchema(inputs=1, kernel=window, strides=window, dilations=window, padding=paddings,
                                     input_spatial=window),
     **{op: _POOL for op in ("MaxPool", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPool")},

@@ -1,6 +1,7 @@
-"""A convolution computed as ConvWindows (im2col as an op) then a pointwise Conv: the same numbers as the
-one-op kernel, the window ops' own derivatives against finite differences, and the filter gradient reading
-the forward's windows instead of gathering them again."""
+"""A convolution computed as ConvOfWindows(x, ConvWindows(x), w) (im2col as an op, then its product with the
+filter): the same numbers as the one-op kernel, the window ops' own derivatives against finite differences,
+the filter gradient reading the forward's windows instead of gathering them again; and the input gradient
+made a block of examples at a time."""
 import numpy as np
 import pytest
 
@@ -144,3 +145,20 @@ def test_windows_that_do_not_fit_the_input_are_refused():
         execute("ConvWindowsBackprop", (tf.constant(r(2, 8, 5)),), attrs)
     with pytest.raises(InvalidArgumentError, match="one entry per spatial dimension"):
         execute("ConvWindows", (tf.constant(r(2, 8, 5)),), window_attrs((3, 3), (1,), (1,), ((0, 0),)))
+    with pytest.raises(InvalidArgumentError, match="do not fit an input of shape"):
+        execute("ConvOfWindows", (tf.constant(r(2, 10, 5)), tf.constant(r(2, 7, 15)), tf.constant(r(3, 5, 4))),
+                {"strides": (1,), "dilations": (1,), "padding": ((0, 0),)})
+
+
+@pytest.mark.parametrize("x_shape,w_shape,strides,dilations,pads", CASES, ids=IDS)
+def test_the_input_gradient_in_blocks_is_col2im_of_one_product(monkeypatch, x_shape, w_shape, strides, dilations,
+                                                               pads):
+    rank = len(strides)
+    x, w = r(*x_shape, dtype=np.float32), r(*w_shape, dtype=np.float32)
+    g = r(*K.conv(x, w, strides, dilations, pads).shape, dtype=np.float32)
+    whole = K.col2im(g.reshape(-1, w_shape[-1]) @ w.reshape(-1, w_shape[-1]).T, x_shape, w_shape[:rank], strides,
+                     dilations, pads)
+    for block_bytes in (1, 2 * g[0].size // w_shape[-1] * int(np.prod(w_shape[:-1])) * 4, 1 << 30):
+        monkeypatch.setattr(K, "_BLOCK_BYTES", block_bytes)    # one example, two (3 = 2 + 1), all
+        got = K.conv_backprop_input(g, w, x_shape[1:-1], strides, dilations, pads)
+        np.testing.assert_allclose(got, whole, rtol=1e-6, atol=1e-6)

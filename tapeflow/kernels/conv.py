@@ -303,13 +303,45 @@ def conv_backprop_input(dy, w, in_spatial, strides, dilations, pads, groups=1):
     rows = int(np.prod(dy.shape[:-1]))
     w2d = w.reshape(int(np.prod(w.shape[:-1])), o)
     g2d = dy.reshape(rows, o)
+    in_shape = (dy.shape[0],) + tuple(in_spatial) + (cg * groups,)
+    if groups == 1 and cg > 1 and dy.dtype in _NUMBA_FLOATS and not _pointwise(kernel, strides, pads) and rows:
+        return _backprop_input_in_blocks(np.ascontiguousarray(g2d), w2d, in_shape, kernel, strides, dilations,
+                                         pads)
     if groups == 1:
         cols = np.matmul(w2d, g2d.T).T if cg == 1 else np.matmul(g2d, w2d.T)
     else:
         g = np.ascontiguousarray(g2d.reshape(rows, groups, o // groups).transpose(1, 0, 2))
         cols = np.matmul(g, _grouped_filter(w2d, groups).transpose(0, 2, 1))  # (groups, rows, taps * cg)
         cols = cols.reshape(groups, rows, taps, cg).transpose(1, 2, 0, 3).reshape(rows, taps * cg * groups)
-    return col2im(cols, (dy.shape[0],) + tuple(in_spatial) + (cg * groups,), kernel, strides, dilations, pads)
+    return col2im(cols, in_shape, kernel, strides, dilations, pads)
+
+
+_BLOCK_BYTES = 1 << 19      # the window entries of one block of examples, made and summed while in cache
+
+
+def _backprop_input_in_blocks(g2d, w2d, in_shape, kernel, strides, dilations, pads):
+    """col2im(g2d @ w2d.T) a block of examples at a time: each block's window entries are summed into
+    its input cells straight after the product writes them, while they are in cache, instead of
+    the whole (rows, taps * C) matrix going out to memory and back."""
+    n, c = in_shape[0], in_shape[-1]
+    out_spatial = _out_spatial(in_shape[1:-1], kernel, strides, dilations, pads)
+    per_example = int(np.prod(out_spatial))
+    cells = int(np.prod(in_shape[1:-1]))
+    width = w2d.shape[0]
+    block = max(1, min(n, _BLOCK_BYTES // max(1, per_example * width * g2d.itemsize)))
+    buffer = np.empty((block * per_example, width), g2d.dtype)
+    x = np.empty(in_shape, g2d.dtype)
+    x_rows = x.reshape(-1, c)
+    w_t = w2d.T
+    geometry = None
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        if geometry is None or stop - start != block:
+            geometry = _geometry((stop - start,) + in_shape[1:], out_spatial, kernel, strides, dilations, pads)
+        cols = buffer[:(stop - start) * per_example]
+        np.matmul(g2d[start * per_example:stop * per_example], w_t, out=cols)
+        _col2im_runs(cols.reshape(-1, c), geometry, x_rows[start * cells:stop * cells])
+    return x
 
 
 def conv_backprop_filter(x, dy, kernel, strides, dilations, pads, groups=1):

@@ -282,14 +282,64 @@ def _through_windows(x, kernel, strides, dilations, pads, groups):
 
 
 def _conv_of_windows(x, w, strides, dilations, pads):
-    """Conv(x, w) as ConvWindows(x) (N, *OS, taps * C) times the filter as a (taps * C, O) matrix."""
+    """Conv(x, w) as ConvOfWindows(x, ConvWindows(x), w)."""
     rank = len(strides)
     kernel = w._value.shape[:rank]
-    cols = execute("ConvWindows", (x,), {"kernel": tuple(kernel), "strides": tuple(strides),
-                                         "dilations": tuple(dilations), "padding": tuple(tuple(p) for p in pads)})
-    matrix = array_ops.reshape(w, (1,) * rank + (-1, w._value.shape[-1]))
+    attrs = {"strides": tuple(strides), "dilations": tuple(dilations), "padding": tuple(tuple(p) for p in pads)}
+    windows = execute("ConvWindows", (x,), dict(attrs, kernel=tuple(kernel)))
+    return execute("ConvOfWindows", (x, windows, w), attrs)
+
+
+def _pointwise_attrs(rank, **extra):
     ones = (1,) * rank
-    return execute("Conv", (cols, matrix), _pack_attrs(ones, ones, ((0, 0),) * rank, 1))
+    return _pack_attrs(ones, ones, ((0, 0),) * rank, 1, **extra)
+
+
+@register_op("ConvOfWindows")
+def _conv_of_windows_fwd(x, windows, w, strides, dilations, padding):
+    """Conv(x, w) given ``windows``, x's ConvWindows with these attributes: their product with the filter
+    as a (taps * C, O) matrix."""
+    K = _kernels()
+    rank = len(strides)
+    _check_window_attrs("ConvOfWindows", x, w.shape[:rank], strides, dilations, padding)
+    out_spatial = tuple(K.output_size(s, k, st, d, b, a) for s, k, st, d, (b, a) in zip(
+        x.shape[-rank - 1:-1], w.shape[:rank], strides, dilations, padding))
+    expected = x.shape[:-rank - 1] + out_spatial + (int(np.prod(w.shape[:rank])) * x.shape[-1],)
+    if w.ndim != rank + 2 or windows.shape != expected or w.shape[-2] != x.shape[-1]:
+        raise InvalidArgumentError(f"ConvOfWindows: windows of shape {windows.shape} and a filter of shape "
+                                   f"{w.shape} do not fit an input of shape {x.shape} (expected windows of shape "
+                                   f"{expected} and a filter of input depth {x.shape[-1]})")
+    matrix = w.reshape((1,) * rank + (-1, w.shape[-1]))
+    return over_stacks(windows, matrix, rank, lambda a, b: K.conv(a, b, (1,) * rank, (1,) * rank,
+                                                                  ((0, 0),) * rank))
+
+
+@register_batching_rule("ConvOfWindows")
+def _conv_of_windows_rows(op, batched):
+    x = op.inputs[0]
+    return not batched[2] and op.outputs[0]._value.shape[:1] == x._value.shape[:1]
+
+
+@RegisterGradient("ConvOfWindows")
+def _conv_of_windows_grad(op, grad):
+    """The windows get no cotangent: they are a function of x, which receives the whole derivative
+    (the input gradient of the full convolution, one op). The filter gradient is the windows'
+    product with the cotangent, reshaped to the filter's shape."""
+    x, windows, w = op.inputs
+    nb = batch_ndim(op, grad)
+    rank = len(op.attrs["strides"])
+    skip = op.skip_input_indices
+    attrs = _pack_attrs(op.attrs["strides"], op.attrs["dilations"], op.attrs["padding"], 1)
+    dx = None
+    if 0 not in skip:
+        dx = execute("ConvBackpropInput", (grad, w), dict(attrs, input_spatial=_spatial(x, rank)))
+        dx = sum_to(dx, x._value.shape, nb)
+    dw = None
+    if 2 not in skip:
+        dw = execute("ConvBackpropFilter", (windows, grad), _pointwise_attrs(rank, filter_spatial=(1,) * rank))
+        dw = sum_to(array_ops.reshape(dw, dw._value.shape[:dw._value.ndim - rank - 2] + w._value.shape),
+                    w._value.shape, nb)
+    return dx, None, dw
 
 
 def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):
