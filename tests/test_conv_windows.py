@@ -88,6 +88,35 @@ def test_convolution_derivatives_and_jacobians_through_the_windows(x_shape, w_sh
     check_jacobian(lambda x, w: conv(x, w, strides, dilations, pads), r(*x_shape), r(*w_shape))
 
 
+def test_forward_mode_and_forward_over_backward_match_finite_differences():
+    """The windows get no cotangent from ConvOfWindows: derivatives reach x whole through its own input."""
+    x, w, tx, tw = r(2, 9, 3), r(3, 3, 4), r(2, 9, 3), r(3, 3, 4)
+
+    def f(a, b):
+        return tf.nn.conv1d(a, b, 2, "SAME")
+
+    def grad_at(a):
+        a = tf.constant(a)
+        with tf.GradientTape() as tape:
+            tape.watch(a)
+            loss = tf.reduce_sum(tf.square(f(a, tf.constant(w))))
+        return tape.gradient(loss, a).numpy()
+    eps = 1e-6
+    xt, wt = tf.constant(x), tf.constant(w)
+    with tf.autodiff.ForwardAccumulator([xt, wt], [tf.constant(tx), tf.constant(tw)]) as acc:
+        y = f(xt, wt)
+    numeric = (f(x + eps * tx, w + eps * tw).numpy() - f(x - eps * tx, w - eps * tw).numpy()) / (2 * eps)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), numeric, atol=1e-7)
+    xt = tf.constant(x)
+    with tf.autodiff.ForwardAccumulator(xt, tf.constant(tx)) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            loss = tf.reduce_sum(tf.square(f(xt, tf.constant(w))))
+        g = tape.gradient(loss, xt)
+    numeric = (grad_at(x + eps * tx) - grad_at(x - eps * tx)) / (2 * eps)
+    np.testing.assert_allclose(acc.jvp(g).numpy(), numeric, atol=1e-6)
+
+
 def counting_gathers(monkeypatch):
     """Counts im2col calls that gather windows (a pointwise im2col is a reshape, not a gather)."""
     calls = []

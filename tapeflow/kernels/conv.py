@@ -18,6 +18,10 @@ copy of a strided view, except for a single input channel, where it is built
 tap by tap as its transpose (taps, rows) and handed to BLAS transposed, which
 copies long contiguous runs instead of runs of one element. col2im is a numba
 loop that gathers, for each input cell, the C-long runs of the windows covering it.
+A pointwise window (1x1, stride 1, no padding) is x itself: a reshape, no copy.
+The input gradient (one group, several channels) multiplies and col2im-sums a
+block of examples at a time, so its window entries are summed while in cache.
+``windows``/``windows_backprop`` are im2col/col2im with the rows kept (N, *OS).
 
 A depthwise convolution (one input channel per group) has too little
 arithmetic per window for matmuls; it runs as one multiply-add of a strided

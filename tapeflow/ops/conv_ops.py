@@ -8,7 +8,21 @@ Three ops, channels-last, for one to three spatial dimensions, with explicit
     ConvBackpropFilter(x, dy)    the adjoint of B in w
 
 The gradient of each is made of the three again (B's adjoints' adjoints are B),
-so derivatives of any order stay within this family. A depthwise convolution
+so derivatives of any order stay within this family.
+
+A public convolution (one group, float32/float64) records its windows (im2col)
+as an op of their own, so the filter gradient reads the forward's windows
+instead of gathering them again:
+
+    ConvWindows(x)                the windows, (N, *OS, taps * C)
+    ConvWindowsBackprop(cols)     its adjoint (col2im)
+    ConvOfWindows(x, cols, w)     B(x, w) given cols = ConvWindows(x): cols times the filter matrix
+
+ConvOfWindows's gradient gives x the whole input gradient (ConvBackpropInput)
+and the windows none, as they are a function of x; its filter gradient is
+ConvBackpropFilter of the windows with a 1x1 window (their product with the
+cotangent). Higher orders reach the windows through that product, and x
+through ConvWindows's gradient. A depthwise convolution
 is Conv with one group per input channel. The public functions resolve
 TensorFlow's arguments (``window_args``) and transpose channels-first tensors.
 
@@ -262,14 +276,14 @@ def _convolve(op, input, filters, strides, padding, data_format, dilations, rank
     return W.unfold_batch(W.from_channels_last(y, first), batch)
 
 
-# The tape keeps the windows of a convolution computed as windows then a pointwise product, at taps
-# times the input's size; beyond this many bytes it keeps the input and the filter gradient rebuilds them.
+# A tape keeps a windowed convolution's windows (taps times the input's size) until the backward;
+# beyond this many bytes the convolution is one Conv op, whose filter gradient gathers them again.
 WINDOWS_KEPT_BYTES = 64 << 20
 
 
 def _through_windows(x, kernel, strides, dilations, pads, groups):
-    """Whether the convolution runs as ConvWindows then a 1x1 Conv (the same arithmetic, in the same
-    order): then the filter gradient reads the forward's windows instead of gathering them again."""
+    """Whether the convolution runs as ConvOfWindows(x, ConvWindows(x), w): the same products in the
+    same order as the Conv op, so the same numbers."""
     value = x._value
     if groups != 1 or value.dtype not in (np.float32, np.float64):
         return False
