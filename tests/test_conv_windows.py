@@ -191,3 +191,29 @@ def test_the_input_gradient_in_blocks_is_col2im_of_one_product(monkeypatch, x_sh
         monkeypatch.setattr(K, "_BLOCK_BYTES", block_bytes)    # one example, two (3 = 2 + 1), all
         got = K.conv_backprop_input(g, w, x_shape[1:-1], strides, dilations, pads)
         np.testing.assert_allclose(got, whole, rtol=1e-6, atol=1e-6)
+
+
+def test_a_first_layer_reading_data_gets_no_input_gradient(monkeypatch):
+    """Two convolutions on a constant input: only the second one's input gradient is computed."""
+    calls = []
+    real = K.conv_backprop_input
+
+    def counted(dy, *args, **kwargs):
+        calls.append(dy.shape)
+        return real(dy, *args, **kwargs)
+    monkeypatch.setattr(K, "conv_backprop_input", counted)
+    x = tf.constant(r(2, 12, 3, dtype=np.float32))
+    w1, w2 = tf.Variable(r(3, 3, 4, dtype=np.float32)), tf.Variable(r(3, 4, 5, dtype=np.float32))
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(tf.nn.conv1d(tf.nn.relu(tf.nn.conv1d(x, w1, 1, "VALID")), w2, 1, "VALID")))
+        return tape.gradient(loss, [w1, w2])
+    step()
+    assert calls == [(2, 8, 5)]
+    calls.clear()
+    traced = tf.function(step)
+    traced()
+    calls.clear()
+    traced()
+    assert calls == [(2, 8, 5)]
