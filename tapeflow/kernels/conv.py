@@ -160,16 +160,18 @@ def _col2im_runs(cols, geometry, x):
     it (filter taps in order), so every cell of x is written once and stays in cache while
     its terms arrive, instead of being read and written back once per window. Both arrays
     are 2-D so the run index is the loop counter (no negative-index check: the loop vectorises).
+    The sums build in a local run ``acc``, which cannot alias ``cols``, so they stay in registers.
     """
     n_, d_, h_, w_, c_, od_, oh_, ow_, kd_, kh_, kw_, sd, sh, sw, dd, dh, dw, pd, ph, pw = geometry
     window = kd_ * kh_ * kw_
+    acc = np.empty(c_, x.dtype)
     dst = 0
     for n in range(n_):
         for i in range(d_):
             for j in range(h_):
                 for k in range(w_):
                     for q in range(c_):
-                        x[dst, q] = 0
+                        acc[q] = 0
                     for a in range(kd_):
                         ii = i + pd - a * dd
                         if ii < 0:
@@ -205,7 +207,9 @@ def _col2im_runs(cols, geometry, x):
                                     continue
                                 src = (((n * od_ + od) * oh_ + oh) * ow_ + ow) * window + (a * kh_ + b) * kw_ + e
                                 for q in range(c_):
-                                    x[dst, q] += cols[src, q]
+                                    acc[q] += cols[src, q]
+                    for q in range(c_):
+                        x[dst, q] = acc[q]
                     dst += 1
 
 
