@@ -14,7 +14,8 @@ Implementations of the same step, timed in the same process:
 
 Also the Conv1D CNN of the Keras layers (Conv1D 32x5 relu - Conv1D 32x5 relu -
 Flatten - Dense 1, mean squared error, Adam) trained by a tape loop, against a
-hand-written numpy step of the same model.
+hand-written numpy step of the same model and against its five large matrix
+products timed alone (the floor for a step on numpy's BLAS).
 
 Target: tape within 1.5x of numpy.
 
@@ -262,6 +263,24 @@ class NumpyConv1DNet:
         return loss
 
 
+def conv1d_gemms(batch_size, seed=4):
+    """The Conv1D CNN step's five large matrix products alone, on operands of their shapes: the floor a
+    step built on numpy's BLAS cannot go below (conv1 forward and filter gradient, conv2 forward, filter
+    and input gradients; the first layer's input gradient is not needed, its input is data)."""
+    rng = np.random.default_rng(seed)
+    rows1, rows2 = batch_size * (SEQ_LEN - WIDTH + 1), batch_size * (SEQ_LEN - 2 * WIDTH + 2)
+    cols1 = rng.standard_normal((rows1, WIDTH * SEQ_CHANNELS)).astype(np.float32)
+    cols2 = rng.standard_normal((rows2, WIDTH * FILTERS)).astype(np.float32)
+    k1 = rng.standard_normal((WIDTH * SEQ_CHANNELS, FILTERS)).astype(np.float32)
+    k2 = rng.standard_normal((WIDTH * FILTERS, FILTERS)).astype(np.float32)
+    g1 = rng.standard_normal((rows1, FILTERS)).astype(np.float32)
+    g2 = rng.standard_normal((rows2, FILTERS)).astype(np.float32)
+
+    def step(_x, _y):
+        return cols1 @ k1, cols2 @ k2, cols2.T @ g2, g2 @ k2.T, cols1.T @ g1
+    return step
+
+
 class TapeConv1DNet:
     def __init__(self, weights):
         self.model = conv1d_model()
@@ -326,7 +345,8 @@ def conv1d_cnn(batch_size, steps, repeats):
     tensor_batches = [(tf.constant(bx), tf.constant(by)) for bx, by in numpy_batches]
     ref, tape = NumpyConv1DNet(weights), TapeConv1DNet(weights)
     agree("Conv1D numpy vs tape", ref.step(*numpy_batches[0]), tape.step(*tensor_batches[0]), 1e-4)
-    return interleaved([ref.step, tape.step], [numpy_batches, tensor_batches], repeats)
+    return interleaved([ref.step, tape.step, conv1d_gemms(batch_size)], [numpy_batches, tensor_batches,
+                                                                          numpy_batches], repeats)
 
 
 def main(argv=None):
@@ -349,10 +369,11 @@ def main(argv=None):
     print(line)
     emit(f"MNIST convnet Adam step, batch {args.batch}: tape loop", t_tape, t_numpy, others=others)
     emit(f"MNIST convnet Adam step, batch {args.batch}: tf.function", t_traced, t_numpy)
-    t_numpy1, t_tape1 = conv1d_cnn(args.batch, args.steps, args.repeats)
+    t_numpy1, t_tape1, t_gemms = conv1d_cnn(args.batch, args.steps, args.repeats)
     print(f"Conv1D CNN ({SEQ_LEN}x{SEQ_CHANNELS}, Conv1D {FILTERS}x{WIDTH} twice, Dense 1), Adam, batch {args.batch}: "
           f"numpy {t_numpy1 * 1e3:8.2f} ms | Keras tape loop {t_tape1 * 1e3:8.2f} ms | "
-          f"tape/numpy {t_tape1 / t_numpy1:5.2f}")
+          f"tape/numpy {t_tape1 / t_numpy1:5.2f} | its five GEMMs alone {t_gemms * 1e3:8.2f} ms, "
+          f"tape/GEMMs {t_tape1 / t_gemms:5.2f}")
     emit(f"Conv1D CNN Adam step, batch {args.batch}: Keras tape loop", t_tape1, t_numpy1)
     print("target: tape/numpy <= 1.5")
     if args.profile:

@@ -213,3 +213,29 @@ def test_conv1d_shares_the_convolution_base_groups_included(kwargs):
     config = layer.get_config()
     assert config["groups"] == layer.groups and "activity_regularizer" in config
     assert L.Conv1D.from_config(config).get_config() == config
+
+
+
+@pytest.mark.parametrize("layer_class, shape, data_format", [
+    (L.Conv1D, (3, 9, 4), "channels_last"), (L.Conv2D, (2, 6, 5, 3), "channels_last"),
+    (L.Conv1D, (3, 4, 9), "channels_first")])
+def test_relu_layers_give_relu_of_conv_plus_bias_and_its_gradients(layer_class, shape, data_format):
+    """A channels-last relu layer adds its bias and applies relu in one fused op: the same numbers."""
+    layer = layer_class(5, 3, activation="relu", data_format=data_format, bias_initializer="random_normal")
+    layer.build(shape)
+    x = tf.constant(rng.normal(size=shape).astype("float32"))
+    bias_format = "NCHW" if data_format == "channels_first" else None
+    cotangent = tf.constant(rng.normal(size=layer.compute_output_shape(shape)).astype("float32"))
+
+    def composed(x):
+        return tf.nn.relu(tf.nn.bias_add(layer.convolution_op(x, layer.kernel), layer.bias, bias_format))
+    results = []
+    for f in (layer, composed):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        results.append([y] + tape.gradient(y, [x, layer.kernel, layer.bias], output_gradients=cotangent))
+    np.testing.assert_array_equal(results[0][0].numpy(), results[1][0].numpy())
+    for a, b in zip(results[0][1:], results[1][1:]):     # the bias sums may add in another order
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    assert 0 < np.count_nonzero(results[0][0].numpy() == 0) < results[0][0].numpy().size

@@ -73,6 +73,8 @@ def window_lengths(layer, input_shape):
 
 def bias_and_activation(layer, y, rank):
     """The end of every convolution layer's call: ``activation(y + bias)``."""
+    if layer.bias is not None and layer.activation is activations.relu and layer.data_format == "channels_last":
+        return nn_ops.bias_relu(y, layer.bias)  # one fused pass, forward and backward
     if layer.bias is not None:
         y = add_bias(y, layer.bias, layer.data_format, rank)
     if layer.activation is not activations.linear:

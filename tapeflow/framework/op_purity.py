@@ -47,6 +47,7 @@ _OTHER = (
     "SpectralNorm", "SpectralNormGrad",
     # neural network kernels
     "AvgPool", "AvgPoolGrad", "BiasRelu", "BiasReluGrad", "Conv", "ConvBackpropFilter", "ConvBackpropInput",
+    "ConvOfWindows", "ConvWindows", "ConvWindowsBackprop",
     "FusedBatchNormGrad", "FusedBatchNormTraining", "LogSoftmax", "MaxPool", "MaxPoolGrad", "MaxPoolGradGrad",
     "Softmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits",
     # random numbers drawn from an explicit seed input: a function of it

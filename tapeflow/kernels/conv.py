@@ -18,6 +18,10 @@ copy of a strided view, except for a single input channel, where it is built
 tap by tap as its transpose (taps, rows) and handed to BLAS transposed, which
 copies long contiguous runs instead of runs of one element. col2im is a numba
 loop that gathers, for each input cell, the C-long runs of the windows covering it.
+A pointwise window (1x1, stride 1, no padding) is x itself: a reshape, no copy.
+The input gradient (one group, several channels) multiplies and col2im-sums a
+block of examples at a time, so its window entries are summed while in cache.
+``windows``/``windows_backprop`` are im2col/col2im with the rows kept (N, *OS).
 
 A depthwise convolution (one input channel per group) has too little
 arithmetic per window for matmuls; it runs as one multiply-add of a strided
@@ -75,8 +79,15 @@ def _out_spatial(in_spatial, kernel, strides, dilations, pads):
                  for s, k, st, d, (b, a) in zip(in_spatial, kernel, strides, dilations, pads))
 
 
+def _pointwise(kernel, strides, pads):
+    """Whether every window is one cell read in place: the window matrix is ``x`` itself."""
+    return all(k == 1 for k in kernel) and all(s == 1 for s in strides) and _no_padding(pads)
+
+
 def im2col(x, kernel, strides, dilations, pads):
     """The windows of ``x`` as a (rows, taps * C) matrix (C-ordered, or F-ordered when C == 1)."""
+    if _pointwise(kernel, strides, pads):
+        return x.reshape(-1, x.shape[-1])
     xp = _padded(np.ascontiguousarray(x), pads)
     out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
     n, c = x.shape[0], x.shape[-1]
@@ -96,6 +107,8 @@ def im2col(x, kernel, strides, dilations, pads):
 
 def col2im(cols, in_shape, kernel, strides, dilations, pads):
     """The adjoint of im2col: sums a (rows, taps * C) matrix of window entries into an (N, *S, C) array."""
+    if _pointwise(kernel, strides, pads):
+        return cols.reshape(in_shape)
     out_spatial = _out_spatial(in_shape[1:-1], kernel, strides, dilations, pads)
     if cols.dtype in _NUMBA_FLOATS and in_shape[-1] > 1:
         cols = np.ascontiguousarray(cols)
@@ -115,6 +128,21 @@ def col2im(cols, in_shape, kernel, strides, dilations, pads):
     return xp if _no_padding(pads) else np.ascontiguousarray(xp[_interior(in_shape, pads)])
 
 
+def windows(x, kernel, strides, dilations, pads):
+    """The windows of ``x`` (N, *S, C) as (N, *OS, taps * C): im2col with the rows unflattened."""
+    out_spatial = _out_spatial(x.shape[1:-1], kernel, strides, dilations, pads)
+    cols = im2col(x, kernel, strides, dilations, pads)
+    return cols.reshape((x.shape[0],) + out_spatial + (cols.shape[-1],))
+
+
+def windows_backprop(cols, in_spatial, kernel, strides, dilations, pads):
+    """The adjoint of ``windows``: (N, *OS, taps * C) -> (N, *in_spatial, C)."""
+    n, width = cols.shape[0], cols.shape[-1]
+    taps = int(np.prod(kernel))
+    in_shape = (n,) + tuple(in_spatial) + (width // taps,)
+    return col2im(cols.reshape(-1, width), in_shape, kernel, strides, dilations, pads)
+
+
 def _geometry(in_shape, out_spatial, kernel, strides, dilations, pads):
     """The flat tuple _col2im_runs reads, with the spatial dimensions padded to three."""
     r = len(kernel)
@@ -132,16 +160,18 @@ def _col2im_runs(cols, geometry, x):
     it (filter taps in order), so every cell of x is written once and stays in cache while
     its terms arrive, instead of being read and written back once per window. Both arrays
     are 2-D so the run index is the loop counter (no negative-index check: the loop vectorises).
+    The sums build in a local run ``acc``, which cannot alias ``cols``, so they stay in registers.
     """
     n_, d_, h_, w_, c_, od_, oh_, ow_, kd_, kh_, kw_, sd, sh, sw, dd, dh, dw, pd, ph, pw = geometry
     window = kd_ * kh_ * kw_
+    acc = np.empty(c_, x.dtype)
     dst = 0
     for n in range(n_):
         for i in range(d_):
             for j in range(h_):
                 for k in range(w_):
                     for q in range(c_):
-                        x[dst, q] = 0
+                        acc[q] = 0
                     for a in range(kd_):
                         ii = i + pd - a * dd
                         if ii < 0:
@@ -177,7 +207,9 @@ def _col2im_runs(cols, geometry, x):
                                     continue
                                 src = (((n * od_ + od) * oh_ + oh) * ow_ + ow) * window + (a * kh_ + b) * kw_ + e
                                 for q in range(c_):
-                                    x[dst, q] += cols[src, q]
+                                    acc[q] += cols[src, q]
+                    for q in range(c_):
+                        x[dst, q] = acc[q]
                     dst += 1
 
 
@@ -279,13 +311,45 @@ def conv_backprop_input(dy, w, in_spatial, strides, dilations, pads, groups=1):
     rows = int(np.prod(dy.shape[:-1]))
     w2d = w.reshape(int(np.prod(w.shape[:-1])), o)
     g2d = dy.reshape(rows, o)
+    in_shape = (dy.shape[0],) + tuple(in_spatial) + (cg * groups,)
+    if groups == 1 and cg > 1 and dy.dtype in _NUMBA_FLOATS and not _pointwise(kernel, strides, pads) and rows:
+        return _backprop_input_in_blocks(np.ascontiguousarray(g2d), w2d, in_shape, kernel, strides, dilations,
+                                         pads)
     if groups == 1:
         cols = np.matmul(w2d, g2d.T).T if cg == 1 else np.matmul(g2d, w2d.T)
     else:
         g = np.ascontiguousarray(g2d.reshape(rows, groups, o // groups).transpose(1, 0, 2))
         cols = np.matmul(g, _grouped_filter(w2d, groups).transpose(0, 2, 1))  # (groups, rows, taps * cg)
         cols = cols.reshape(groups, rows, taps, cg).transpose(1, 2, 0, 3).reshape(rows, taps * cg * groups)
-    return col2im(cols, (dy.shape[0],) + tuple(in_spatial) + (cg * groups,), kernel, strides, dilations, pads)
+    return col2im(cols, in_shape, kernel, strides, dilations, pads)
+
+
+_BLOCK_BYTES = 1 << 19      # the window entries of one block of examples, made and summed while in cache
+
+
+def _backprop_input_in_blocks(g2d, w2d, in_shape, kernel, strides, dilations, pads):
+    """col2im(g2d @ w2d.T) a block of examples at a time: each block's window entries are summed into
+    its input cells straight after the product writes them, while they are in cache, instead of
+    the whole (rows, taps * C) matrix going out to memory and back."""
+    n, c = in_shape[0], in_shape[-1]
+    out_spatial = _out_spatial(in_shape[1:-1], kernel, strides, dilations, pads)
+    per_example = int(np.prod(out_spatial))
+    cells = int(np.prod(in_shape[1:-1]))
+    width = w2d.shape[0]
+    block = max(1, min(n, _BLOCK_BYTES // max(1, per_example * width * g2d.itemsize)))
+    buffer = np.empty((block * per_example, width), g2d.dtype)
+    x = np.empty(in_shape, g2d.dtype)
+    x_rows = x.reshape(-1, c)
+    w_t = w2d.T
+    geometry = None
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        if geometry is None or stop - start != block:
+            geometry = _geometry((stop - start,) + in_shape[1:], out_spatial, kernel, strides, dilations, pads)
+        cols = buffer[:(stop - start) * per_example]
+        np.matmul(g2d[start * per_example:stop * per_example], w_t, out=cols)
+        _col2im_runs(cols.reshape(-1, c), geometry, x_rows[start * cells:stop * cells])
+    return x
 
 
 def conv_backprop_filter(x, dy, kernel, strides, dilations, pads, groups=1):

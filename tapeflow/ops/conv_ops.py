@@ -8,7 +8,21 @@ Three ops, channels-last, for one to three spatial dimensions, with explicit
     ConvBackpropFilter(x, dy)    the adjoint of B in w
 
 The gradient of each is made of the three again (B's adjoints' adjoints are B),
-so derivatives of any order stay within this family. A depthwise convolution
+so derivatives of any order stay within this family.
+
+A public convolution (one group, float32/float64) records its windows (im2col)
+as an op of their own, so the filter gradient reads the forward's windows
+instead of gathering them again:
+
+    ConvWindows(x)                the windows, (N, *OS, taps * C)
+    ConvWindowsBackprop(cols)     its adjoint (col2im)
+    ConvOfWindows(x, cols, w)     B(x, w) given cols = ConvWindows(x): cols times the filter matrix
+
+ConvOfWindows's gradient gives x the whole input gradient (ConvBackpropInput)
+and the windows none, as they are a function of x; its filter gradient is
+ConvBackpropFilter of the windows with a 1x1 window (their product with the
+cotangent). Higher orders reach the windows through that product, and x
+through ConvWindows's gradient. A depthwise convolution
 is Conv with one group per input channel. The public functions resolve
 TensorFlow's arguments (``window_args``) and transpose channels-first tensors.
 
@@ -85,6 +99,71 @@ def _conv_backprop_filter_fwd(x, dy, strides, dilations, padding, groups, filter
         return K.conv_backprop_filter(x, dy, filter_spatial, strides, dilations, padding, groups)
     return over_stacks(x, dy, rank, lambda a, b: K.conv_backprop_filter(
         a, b, filter_spatial, strides, dilations, padding, groups), fold_first=False)
+
+
+@register_op("ConvWindows")
+def _conv_windows_fwd(x, kernel, strides, dilations, padding):
+    K = _kernels()
+    _check_window_attrs("ConvWindows", x, kernel, strides, dilations, padding)
+    return _fold_stack(x, len(kernel), lambda a: K.windows(a, kernel, strides, dilations, padding))
+
+
+@register_op("ConvWindowsBackprop")
+def _conv_windows_backprop_fwd(cols, kernel, strides, dilations, padding, input_spatial):
+    K = _kernels()
+    _check_window_attrs("ConvWindowsBackprop", cols, kernel, strides, dilations, padding)
+    taps = int(np.prod(kernel))
+    expected = tuple(K.output_size(s, k, st, d, b, a)
+                     for s, k, st, d, (b, a) in zip(input_spatial, kernel, strides, dilations, padding))
+    if len(input_spatial) != len(kernel) or cols.shape[-len(kernel) - 1:-1] != expected or cols.shape[-1] % taps:
+        raise InvalidArgumentError(
+            f"ConvWindowsBackprop: windows of shape {cols.shape} do not fit an input of spatial shape "
+            f"{tuple(input_spatial)} (expected spatial shape {expected} and a depth that is a multiple of {taps})")
+    return _fold_stack(cols, len(kernel), lambda a: K.windows_backprop(
+        a, input_spatial, kernel, strides, dilations, padding))
+
+
+def _check_window_attrs(op, a, kernel, strides, dilations, padding):
+    """The attributes agree with each other and with ``a``'s rank (graphs come from files)."""
+    rank = len(kernel)
+    if not (len(strides) == len(dilations) == len(padding) == rank) or a.ndim < rank + 2:
+        raise InvalidArgumentError(f"{op}: kernel {tuple(kernel)}, strides {tuple(strides)}, dilations "
+                                   f"{tuple(dilations)} and padding {tuple(padding)} must all have one entry per "
+                                   f"spatial dimension of the operand (shape {a.shape})")
+
+
+def _fold_stack(a, rank, fn):
+    """``fn`` on ``a`` with any leading (stacked) axes folded into its batch axis: the windows of
+    each example are its own."""
+    lead = a.shape[:a.ndim - rank - 1]
+    out = fn(a.reshape((int(np.prod(lead)),) + a.shape[len(lead):]))
+    return out.reshape(lead + out.shape[1:])
+
+
+@register_batching_rule("ConvWindows", "ConvWindowsBackprop")
+def _windows_rows(op, batched):
+    """Each example's windows come from that example alone, and back."""
+    return op.outputs[0]._value.shape[:1] == op.inputs[0]._value.shape[:1]
+
+
+def _window_attrs(op, **extra):
+    attrs = {k: op.attrs[k] for k in ("kernel", "strides", "dilations", "padding")}
+    attrs.update(extra)
+    return attrs
+
+
+@RegisterGradient("ConvWindows")
+def _conv_windows_grad(op, grad):
+    x = op.inputs[0]
+    rank = len(op.attrs["kernel"])
+    dx = execute("ConvWindowsBackprop", (grad,), _window_attrs(op, input_spatial=_spatial(x, rank)))
+    return sum_to(dx, x._value.shape, batch_ndim(op, grad))
+
+
+@RegisterGradient("ConvWindowsBackprop")
+def _conv_windows_backprop_grad(op, grad):
+    cols = op.inputs[0]
+    return sum_to(execute("ConvWindows", (grad,), _window_attrs(op)), cols._value.shape, batch_ndim(op, grad))
 
 
 def _attrs(op, **extra):
@@ -190,8 +269,91 @@ def _convolve(op, input, filters, strides, padding, data_format, dilations, rank
     groups = _groups(op, x._value.shape[-1], w)
     kernel = w._value.shape[:rank]
     pads = W.resolve_padding(padding, x._value.shape[1:-1], _spans(kernel, dilations), strides, first, op)
-    y = execute("Conv", (x, w), _pack_attrs(strides, dilations, pads, groups))
+    if _through_windows(x, kernel, strides, dilations, pads, groups):
+        y = _conv_of_windows(x, w, strides, dilations, pads)
+    else:
+        y = execute("Conv", (x, w), _pack_attrs(strides, dilations, pads, groups))
     return W.unfold_batch(W.from_channels_last(y, first), batch)
+
+
+# A tape keeps a windowed convolution's windows (taps times the input's size) until the backward;
+# beyond this many bytes the convolution is one Conv op, whose filter gradient gathers them again.
+WINDOWS_KEPT_BYTES = 64 << 20
+
+
+def _through_windows(x, kernel, strides, dilations, pads, groups):
+    """Whether the convolution runs as ConvOfWindows(x, ConvWindows(x), w): the same products in the
+    same order as the Conv op, so the same numbers."""
+    value = x._value
+    if groups != 1 or value.dtype not in (np.float32, np.float64):
+        return False
+    if all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(b or a for b, a in pads):
+        return False    # a pointwise convolution is its own window matrix
+    out = [(s + b + a - (k - 1) * d - 1) // st + 1 for s, k, st, d, (b, a) in zip(
+        value.shape[1:-1], kernel, strides, dilations, pads)]
+    rows = value.shape[0] * int(np.prod([max(o, 0) for o in out]))
+    return rows * int(np.prod(kernel)) * value.shape[-1] * value.itemsize <= WINDOWS_KEPT_BYTES
+
+
+def _conv_of_windows(x, w, strides, dilations, pads):
+    """Conv(x, w) as ConvOfWindows(x, ConvWindows(x), w)."""
+    rank = len(strides)
+    kernel = w._value.shape[:rank]
+    attrs = {"strides": tuple(strides), "dilations": tuple(dilations), "padding": tuple(tuple(p) for p in pads)}
+    windows = execute("ConvWindows", (x,), dict(attrs, kernel=tuple(kernel)))
+    return execute("ConvOfWindows", (x, windows, w), attrs)
+
+
+def _pointwise_attrs(rank, **extra):
+    ones = (1,) * rank
+    return _pack_attrs(ones, ones, ((0, 0),) * rank, 1, **extra)
+
+
+@register_op("ConvOfWindows")
+def _conv_of_windows_fwd(x, windows, w, strides, dilations, padding):
+    """Conv(x, w) given ``windows``, x's ConvWindows with these attributes: their product with the filter
+    as a (taps * C, O) matrix."""
+    K = _kernels()
+    rank = len(strides)
+    _check_window_attrs("ConvOfWindows", x, w.shape[:rank], strides, dilations, padding)
+    out_spatial = tuple(K.output_size(s, k, st, d, b, a) for s, k, st, d, (b, a) in zip(
+        x.shape[-rank - 1:-1], w.shape[:rank], strides, dilations, padding))
+    expected = x.shape[:-rank - 1] + out_spatial + (int(np.prod(w.shape[:rank])) * x.shape[-1],)
+    if w.ndim != rank + 2 or windows.shape != expected or w.shape[-2] != x.shape[-1]:
+        raise InvalidArgumentError(f"ConvOfWindows: windows of shape {windows.shape} and a filter of shape "
+                                   f"{w.shape} do not fit an input of shape {x.shape} (expected windows of shape "
+                                   f"{expected} and a filter of input depth {x.shape[-1]})")
+    matrix = w.reshape((1,) * rank + (-1, w.shape[-1]))
+    return over_stacks(windows, matrix, rank, lambda a, b: K.conv(a, b, (1,) * rank, (1,) * rank,
+                                                                  ((0, 0),) * rank))
+
+
+@register_batching_rule("ConvOfWindows")
+def _conv_of_windows_rows(op, batched):
+    x = op.inputs[0]
+    return not batched[2] and op.outputs[0]._value.shape[:1] == x._value.shape[:1]
+
+
+@RegisterGradient("ConvOfWindows")
+def _conv_of_windows_grad(op, grad):
+    """The windows get no cotangent: they are a function of x, which receives the whole derivative
+    (the input gradient of the full convolution, one op). The filter gradient is the windows'
+    product with the cotangent, reshaped to the filter's shape."""
+    x, windows, w = op.inputs
+    nb = batch_ndim(op, grad)
+    rank = len(op.attrs["strides"])
+    skip = op.skip_input_indices
+    attrs = _pack_attrs(op.attrs["strides"], op.attrs["dilations"], op.attrs["padding"], 1)
+    dx = None
+    if 0 not in skip:
+        dx = execute("ConvBackpropInput", (grad, w), dict(attrs, input_spatial=_spatial(x, rank)))
+        dx = sum_to(dx, x._value.shape, nb)
+    dw = None
+    if 2 not in skip:
+        dw = execute("ConvBackpropFilter", (windows, grad), _pointwise_attrs(rank, filter_spatial=(1,) * rank))
+        dw = sum_to(array_ops.reshape(dw, dw._value.shape[:dw._value.ndim - rank - 2] + w._value.shape),
+                    w._value.shape, nb)
+    return dx, None, dw
 
 
 def conv1d(input, filters, stride, padding, data_format="NWC", dilations=None, name=None):
