@@ -736,3 +736,13 @@ def test_ops_not_yet_exported_by_the_namespaces():
     np.testing.assert_allclose(nn_ops.log_sigmoid(tf.constant(z)).numpy(), -np.logaddexp(0, -z), rtol=1e-12)
     np.testing.assert_allclose(reduction_ops.reduce_euclidean_norm(tf.constant(x), axis=0).numpy(),
                                np.linalg.norm(x, axis=0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("transpose_a", [False, True])
+def test_matmul_with_an_inner_dimension_of_one_equals_blas_bit_for_bit(dtype, transpose_a):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(1, 7) if transpose_a else (7, 1)).astype(dtype)
+    b = rng.normal(size=(1, 5)).astype(dtype)
+    out = tf.matmul(a, b, transpose_a=transpose_a).numpy()
+    np.testing.assert_array_equal(out, np.matmul(a.T if transpose_a else a, b))

@@ -753,6 +753,10 @@ def _matmul_fwd(a, b, transpose_a=False, transpose_b=False):
         # A stack of matrices times one matrix is one large product: one BLAS call
         # instead of numpy's loop of small ones (stacked jacobian cotangents).
         return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[-1:])
+    if a.ndim == b.ndim == 2 and a.shape[1] == 1 and a.dtype == b.dtype and a.dtype.kind == "f":
+        # An inner dimension of 1 is an outer product: each entry is one product, so multiply gives the
+        # same numbers as BLAS, several times faster (the gradient reaching a Dense(1)'s input)
+        return np.multiply(a, b)
     return np.matmul(a, b)
 
 
