@@ -51,3 +51,23 @@ def test_stateless_dropout_equals_tensorflows(dtype):
     np.testing.assert_array_equal(out.numpy(), expected)
     shaped = tf.nn.experimental.stateless_dropout(tf.constant(X), 0.5, seed=[1, 2], noise_shape=[1, 5])
     np.testing.assert_array_equal(shaped.numpy(), REF["stateless_dropout"]["noise_shape"])
+
+
+def test_noise_layers_draw_kerass_noise():
+    ref = REF["noise_layers"]
+    L = keras.layers
+    x = np.arange(1, 25, dtype=np.float32).reshape(2, 3, 4) / 8
+    for name, layer in [("noise", L.GaussianNoise(0.5, seed=3)), ("gdrop", L.GaussianDropout(0.4, seed=3)),
+                        ("alpha", L.AlphaDropout(0.3, seed=3)), ("sd1", L.SpatialDropout1D(0.5, seed=3)),
+                        ("alpha_ns", L.AlphaDropout(0.5, noise_shape=(None, 1, 4), seed=4))]:
+        for expected in ref[name]:
+            np.testing.assert_array_equal(layer(x, training=True).numpy(), np.asarray(expected, np.float32))
+    x4 = np.arange(1, 49, dtype=np.float32).reshape(2, 2, 3, 4) / 8
+    np.testing.assert_array_equal(L.SpatialDropout2D(0.5, seed=5)(x4, training=True).numpy(),
+                                  np.asarray(ref["sd2"], np.float32))
+    np.testing.assert_array_equal(
+        L.SpatialDropout2D(0.5, data_format="channels_first", seed=5)(x4, training=True).numpy(),
+        np.asarray(ref["sd2_cf"], np.float32))
+    keras.utils.set_random_seed(11)
+    np.testing.assert_array_equal(L.GaussianNoise(1.0)(x, training=True).numpy(),
+                                  np.asarray(ref["noise_unseeded"], np.float32))

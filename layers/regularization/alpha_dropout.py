@@ -6,8 +6,8 @@ alpha_p^2))^-1/2`` and ``b = -a * alpha_p * rate``.
 """
 import numbers
 
-from tapeflow.framework.tensor import host_array
-from tapeflow.ops import math_ops, random_ops
+from tapeflow.keras_ops import random as keras_random
+from tapeflow.ops import math_ops
 
 from ..layer import Layer
 from ..serialization_lib import keras_export
@@ -26,17 +26,18 @@ class AlphaDropout(Layer):
         self.rate = rate
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = seed
+        self.seed_generator = keras_random.SeedGenerator(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=False):
         if not training or not 0 < self.rate < 1:
             return inputs
-        shape = tuple(host_array(inputs).shape)
+        shape = tuple(inputs.shape)
         if self.noise_shape is not None:
             shape = tuple(dim if n is None else int(n) for n, dim in zip(self.noise_shape, shape))
         alpha_p = -_SELU_ALPHA * _SELU_SCALE
         kept = math_ops.cast(math_ops.greater_equal(
-            random_ops.uniform(shape, dtype=inputs.dtype, seed=self.seed), self.rate), inputs.dtype)
+            keras_random.uniform(shape, dtype=inputs.dtype.name, seed=self.seed_generator), self.rate), inputs.dtype)
         a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
         b = -a * alpha_p * self.rate
         x = math_ops.add(math_ops.multiply(inputs, kept), math_ops.multiply(math_ops.subtract(1.0, kept), alpha_p))

@@ -2,8 +2,8 @@
 import math
 import numbers
 
-from tapeflow.framework.tensor import host_array
-from tapeflow.ops import math_ops, random_ops
+from tapeflow.keras_ops import random as keras_random
+from tapeflow.ops import math_ops
 
 from ..layer import Layer
 from ..serialization_lib import keras_export
@@ -18,14 +18,15 @@ class GaussianDropout(Layer):
                              f"Received: rate={rate}")
         self.rate = rate
         self.seed = seed
+        self.seed_generator = keras_random.SeedGenerator(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=False):
         if not training or not 0 < self.rate < 1:
             return inputs
         stddev = math.sqrt(self.rate / (1.0 - self.rate))
-        noise = random_ops.normal(tuple(host_array(inputs).shape), mean=1.0, stddev=stddev, dtype=inputs.dtype,
-                                  seed=self.seed)
+        noise = keras_random.normal(tuple(inputs.shape), mean=1.0, stddev=stddev, dtype=inputs.dtype.name,
+                                    seed=self.seed_generator)
         return math_ops.multiply(inputs, noise)
 
     def compute_output_shape(self, input_shape):

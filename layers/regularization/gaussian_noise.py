@@ -1,8 +1,8 @@
 """GaussianNoise: adds N(0, stddev^2) noise in training; the identity otherwise."""
 import numbers
 
-from tapeflow.framework.tensor import host_array
-from tapeflow.ops import math_ops, random_ops
+from tapeflow.keras_ops import random as keras_random
+from tapeflow.ops import math_ops
 
 from ..layer import Layer
 from ..serialization_lib import keras_export
@@ -17,13 +17,14 @@ class GaussianNoise(Layer):
                              f"Received: stddev={stddev}")
         self.stddev = stddev
         self.seed = seed
+        self.seed_generator = keras_random.SeedGenerator(seed)
         self.supports_masking = True
 
     def call(self, inputs, training=False):
         if not training or self.stddev == 0:
             return inputs
-        noise = random_ops.normal(tuple(host_array(inputs).shape), stddev=self.stddev, dtype=inputs.dtype,
-                                  seed=self.seed)
+        noise = keras_random.normal(tuple(inputs.shape), stddev=self.stddev, dtype=inputs.dtype.name,
+                                    seed=self.seed_generator)
         return math_ops.add(inputs, noise)
 
     def compute_output_shape(self, input_shape):

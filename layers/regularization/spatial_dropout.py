@@ -2,8 +2,8 @@
 
 Active only in training; the kept channels are scaled by 1 / (1 - rate).
 """
-from tapeflow.framework.tensor import host_array
-from tapeflow.ops import math_ops, random_ops
+from tapeflow.keras_ops import random as keras_random
+from tapeflow.ops import math_ops
 
 from ..argument_validation import standardize_data_format
 from .dropout import Dropout
@@ -20,8 +20,8 @@ class BaseSpatialDropout(Dropout):
             return inputs
         if self.rate == 1:
             return math_ops.multiply(inputs, 0.0)
-        shape = self._noise_shape(tuple(host_array(inputs).shape))
-        return math_ops.multiply(inputs, random_ops.dropout_mask(shape, self.rate, inputs.dtype, self.seed))
+        return keras_random.dropout(inputs, self.rate, noise_shape=self._noise_shape(tuple(inputs.shape)),
+                                    seed=self.seed_generator)
 
     def get_config(self):
         # Keras writes these keys only, with the dtype as a plain name.
