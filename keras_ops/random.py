@@ -146,10 +146,12 @@ def dropout(inputs, rate, noise_shape=None, seed=None):
 
 
 def shuffle(x, axis=0, seed=None):
-    """``x`` with its slices along ``axis`` in a random order (differentiable in x)."""
+    """``x`` with its slices along ``axis`` in a random order (differentiable in x): the order that sorts
+    uniform values of the seed, as Keras draws it on TensorFlow."""
     x = convert(x)
     axis = normalize_axis(int(axis), x.ndim, op="shuffle")
-    return A.gather(x, S.permutation(x.shape[axis], draw_seed(seed)), axis=axis)
+    keys = S.uniform_unit((x.shape[axis],), draw_seed(seed), "float32")
+    return A.gather(x, A.argsort(keys, stable=True), axis=axis)
 
 
 def categorical(logits, num_samples, dtype="int32", seed=None):

@@ -129,6 +129,37 @@ def fill_uniform64(key, counter_lo, counter_hi, out):
 
 
 @njit(cache=True)
+def categorical(key, counter_lo, counter_hi, logits, out):
+    """TensorFlow's multinomial sampling of the rows of float32 ``logits`` into ``out`` (rows, samples): an
+    unnormalised float32 CDF of exp(logit - row max) over the finite logits, and for each sample the first
+    class whose CDF exceeds (the stream's next float64 uniform) * total, the samples of all rows drawn in turn."""
+    rows, classes = logits.shape
+    samples = out.shape[1]
+    u = np.empty(rows * samples, np.float64)
+    fill_uniform64(key, counter_lo, counter_hi, u)
+    cdf = np.empty(classes, np.float32)
+    for r in range(rows):
+        top = logits[r, 0]
+        for j in range(1, classes):
+            top = max(top, logits[r, j])
+        total = np.float32(0)
+        for j in range(classes):
+            if np.isfinite(logits[r, j]):
+                total += np.float32(math.exp(logits[r, j] - top))
+            cdf[j] = total
+        for k in range(samples):
+            target = u[r * samples + k] * np.float64(total)
+            lo, hi = 0, classes            # upper bound: the first cdf entry > target
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if np.float64(cdf[mid]) > target:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            out[r, k] = lo
+
+
+@njit(cache=True)
 def fill_normal32(key, counter_lo, counter_hi, out):
     n = out.shape[0]
     for b in range((n + 3) // 4):

@@ -18,6 +18,7 @@ import numpy as np
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
 from .common import execute, int_list, no_gradient, register_op, to_tensor
+from .stateless_random_ops import categorical_from_stream as _categorical_from_stream
 from .stateless_random_ops import (_normal_fwd as _philox_normal, _truncated_normal_fwd as _philox_truncated,
                                    _uniform_fwd as _philox_uniform, _uniform_int_fwd as _philox_uniform_int)
 
@@ -151,12 +152,12 @@ def first_shuffle_order(n):
 
 @register_op("Multinomial")
 def _multinomial_fwd(logits, num_samples, dtype, seed):
-    z = np.asarray(logits, np.float64)
-    p = np.exp(z - z.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    gen = _generator(seed)
-    out = np.stack([gen.choice(p.shape[-1], size=num_samples, p=row) for row in p.reshape(-1, p.shape[-1])])
-    return out.reshape(p.shape[:-1] + (num_samples,)).astype(dtypes.as_dtype(dtype)._np)
+    """TensorFlow's sampling (see stateless_random_ops.categorical_from_stream) on the op's stateful stream."""
+    rows = logits.shape[0] if np.ndim(logits) == 2 else 0
+    # TensorFlow reserves 256 blocks per float64 of two per sample, samples rounded up to a multiple of 4
+    blocks = rows * ((num_samples + 3) // 4 * 4) * 2 * 256
+    lo, hi, key = _philox_state("Multinomial", np.asarray(logits).dtype.name, seed, (), blocks=blocks).view(np.uint64)
+    return _categorical_from_stream((key, lo, hi), logits, num_samples, dtype)
 
 
 @register_op("DropoutMask")

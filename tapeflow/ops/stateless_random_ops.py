@@ -140,17 +140,44 @@ def _uniform_full_int_fwd(seed, shape, dtype):
 
 @register_op("StatelessPermutation")
 def _permutation_fwd(seed, n):
-    return _generator(seed).permutation(n).astype(np.int64)
+    """The order TensorFlow's StatelessShuffle puts n rows in for the seed."""
+    if n > 2 ** 32 - 1:
+        raise InvalidArgumentError(f"stateless_shuffle: {n} rows are more than this kernel's 2**32 - 1")
+    return _philox().shuffle_order(*philox_stream(seed), n).astype(np.int64) if n > 1 else np.arange(n)
+
+
+def stateless_categorical(logits, num_samples, seed, dtype=dtypes.int64, name=None):
+    """tf.random.stateless_categorical: ``num_samples`` class indices per row of ``logits``, TensorFlow's for
+    ``seed``."""
+    return multinomial(logits, num_samples, seed, dtype)
+
+
+def stateless_shuffle(value, seed, alg="auto_select", name=None):
+    """tf.random.experimental.stateless_shuffle: the rows of ``value`` in the order TensorFlow gives them for
+    ``seed``."""
+    from . import array_ops
+    _check_alg(alg)
+    value = to_tensor(value)
+    if value._value.ndim == 0:
+        raise InvalidArgumentError("stateless_shuffle: value must have rank at least 1")
+    return array_ops.gather(value, permutation(value._value.shape[0], seed))
 
 
 @register_op("StatelessMultinomial")
 def _multinomial_fwd(logits, seed, num_samples, dtype):
-    z = np.asarray(logits, np.float64)
-    p = np.exp(z - z.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    gen = _generator(seed)
-    rows = [gen.choice(p.shape[-1], size=num_samples, p=row) for row in p.reshape(-1, p.shape[-1])]
-    return np.array(rows, dtype=np.int64).reshape(p.shape[:-1] + (num_samples,)).astype(_np(dtype))
+    return categorical_from_stream(philox_stream(seed), logits, num_samples, dtype)
+
+
+def categorical_from_stream(stream, logits, num_samples, dtype):
+    """Class indices drawn as TensorFlow's (Stateless)Multinomial draws them from a Philox stream (key,
+    counter low, counter high), the logits taken as float32 as TensorFlow takes them."""
+    logits = np.asarray(logits)
+    if logits.ndim != 2 or logits.shape[1] == 0:
+        raise InvalidArgumentError(f"categorical: logits must be [batch, classes] with classes > 0, got shape "
+                                   f"{list(logits.shape)}")
+    out = np.zeros((logits.shape[0], num_samples), np.int64)
+    _philox().categorical(*stream, np.ascontiguousarray(logits, np.float32), out)
+    return out.astype(_np(dtype))
 
 
 @register_op("StatelessGamma")
