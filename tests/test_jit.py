@@ -287,7 +287,7 @@ def test_kernels_are_cached_on_disk_by_source(tmp_path):
         x = tf.constant(np.arange(6, dtype=np.float32))
         print(f(x).numpy().tolist())
         program = f.get_concrete_function(x).compiled()
-        kernel = program._steps[0][1]
+        kernel = getattr(program.module, program.segments[0].name)
         print(sum(kernel.stats.cache_hits.values()), sum(kernel.stats.cache_misses.values()))
     """)
     env = dict(os.environ, TAPEFLOW_JIT_CACHE=str(tmp_path))
