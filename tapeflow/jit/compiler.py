@@ -20,10 +20,11 @@ import time
 import numpy as np
 
 from ..framework import nest
-from ..framework.recording import _FORWARDS, state_op_variable_counts
+from ..framework.recording import _FORWARDS, state_node_parts, state_op_variable_counts
 from ..framework.tensor import Tensor
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ, reordered
 from ..graph_replay import output_count_error
+from . import adam_step, in_place
 from .block_diagonal import assembles_blocks, block_diagonal_einsum
 from .codegen import HEADER, Segment, generate
 from .host import HostWriter
@@ -36,6 +37,10 @@ def _flat(value):
     if type(value) is np.ndarray and value.flags.c_contiguous:
         return value.reshape(-1)
     return np.ascontiguousarray(value).reshape(-1)
+
+
+_HELPERS = {"flat": _flat, "Tensor": Tensor, "count_error": output_count_error, "matmul": np.matmul,
+            "bias_relu_in_place": in_place.bias_relu, "bias_relu_grad_in_place": in_place.bias_relu_grad}
 
 
 def _lowerings(graph, shapes):
@@ -141,9 +146,8 @@ class CompiledGraph:
         self.module = module
         self.segments = segments
         constants = graph.constants
-        self._run = module.build(forwards, host.attrs, constants, {int(r[1]): _flat(constants[r[1]])
-                                                                   for r in host.flat_of if r[0] == "const"},
-                                 _flat, Tensor, output_count_error, np.matmul)
+        flat_constants = {int(r[1]): _flat(constants[r[1]]) for r in host.flat_of if r[0] == "const"}
+        self._run = module.build(forwards, host.attrs, constants, flat_constants, _HELPERS)
         self._output_structure = output_structure
         self._simple = type(output_structure) in (tuple, list) and not any(
             isinstance(leaf, (tuple, list, dict)) for leaf in output_structure)
@@ -158,7 +162,12 @@ class CompiledGraph:
             if op in (VARIABLE_READ, VARIABLE_ASSIGN):
                 continue
             forward = _FORWARDS[op][0]
-            if op == "MatMul" and reads_a_seed(g, k, shapes):
+            if op == "ApplyAdam":
+                updated, own = state_node_parts(attrs)
+                dtypes = [g.variable_dtypes[i] if i < len(g.variable_dtypes) else None for i in updated]
+                if adam_step.applies(attrs, dtypes):
+                    forward = adam_step.AdamStep(own, dtypes[0], forward)
+            elif op == "MatMul" and reads_a_seed(g, k, shapes):
                 forward = one_hot_matmul(forward)
             elif op == "Einsum" and assembles_blocks(g, k):
                 forward = block_diagonal_einsum(forward)

@@ -17,8 +17,13 @@ import numpy as np
 from ..framework.recording import _FORWARDS, state_node_parts, state_op_variable_counts
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ
 from ..graph_replay import ASSIGN_METHODS
+from . import in_place
+from .adam_step import AdamStep
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+HELPERS = ("flat", "Tensor", "count_error", "matmul", "bias_relu_in_place", "bias_relu_grad_in_place")
 
 
 def _name(ref):
@@ -29,7 +34,7 @@ def _name(ref):
 
 
 class HostWriter:
-    """The source of ``build(F, A, C, CF, flat, Tensor, count_error, matmul)`` returning the program
+    """The source of ``build(F, A, C, CF, H)`` (H: the HELPERS by name) returning the program
     ``run(inputs, captures, variables)`` -> tuple of output arrays (None for Python-valued outputs)."""
 
     def __init__(self, graph, segments, shapes, forwards):
@@ -42,6 +47,9 @@ class HostWriter:
         self.flat_of = {}                 # ref -> name of its flat array (kernel results, constants)
         self.called = set()               # nodes whose forward the program calls
         self.unshaped = {}                # name of a kernel result -> (its flat name, its shape), until shaped
+        self.fresh = set()                # names of arrays the program made and no one else holds (products)
+        self.users = graph.users()
+        self.effects = {}                 # step -> ("read", variable, name) or ("write", variables or None: all)
 
     def _flat_arg(self, ref):
         if ref in self.flat_of:
@@ -66,17 +74,25 @@ class HostWriter:
                 self._shaped(args)
             outs = [_name(("node", k, j)) for j in range(n_out)]
             if op == VARIABLE_READ:
+                self.effects[len(self.steps)] = ("read", attrs["variable"], outs[0])
                 self._step([f"{outs[0]} = variables[{attrs['variable']}]._as_tensor()._value"], [], outs)
             elif op == VARIABLE_ASSIGN:
+                self.effects[len(self.steps)] = ("write", {attrs["variable"]})
                 method = ASSIGN_METHODS[attrs["mode"]]
                 self._step([f"variables[{attrs['variable']}].{method}(Tensor({args[0]}))"], args, [])
             elif state_op_variable_counts(op) is not None:
                 updated, own = state_node_parts(attrs)
-                self.attrs[k] = own
+                self.effects[len(self.steps)] = ("write", set(updated))
                 listed = ", ".join(f"variables[{i}]" for i in updated)
                 self.called.add(k)
-                self._step([f"f{k}([{listed}], {''.join(a + ', ' for a in args)}**a{k})"], args, [])
+                if isinstance(self.forwards[k], AdamStep):      # its attributes are bound in it
+                    self._step([f"f{k}([{listed}], {', '.join(args)})"], args, [])
+                else:
+                    self.attrs[k] = own
+                    self._step([f"f{k}([{listed}], {''.join(a + ', ' for a in args)}**a{k})"], args, [])
             else:
+                if not g.is_pure(k):
+                    self.effects[len(self.steps)] = ("write", None)     # a call that may touch any variable
                 self._op(k, op, refs, attrs, n_out, args, outs)
         outputs = [None if r is None else _name(r) for r in g.outputs]
         self._shaped([o for o in outputs if o is not None])
@@ -85,7 +101,9 @@ class HostWriter:
                              | {r for r in g.outputs if r is not None and r[0] == "in"})
         used_captures = sorted({r for node in g.nodes for r in map(tuple, node[1]) if r[0] == "capture"}
                                | {r for r in g.outputs if r is not None and r[0] == "capture"})
-        lines = ["def build(F, A, C, CF, flat, Tensor, count_error, matmul):"]
+        lines = ["def build(F, A, C, CF, H):"]
+        for helper in HELPERS:
+            lines.append(f"    {helper} = H[{helper!r}]")
         for i in sorted({r[1] for node in g.nodes for r in map(tuple, node[1]) if r[0] == "const"}
                         | {r[1] for r in g.outputs if r is not None and r[0] == "const"}):
             lines.append(f"    c{i} = C[{i}]")
@@ -155,6 +173,15 @@ class HostWriter:
                     f"{b + '.T' if tb else b}).reshape({tuple(out_shape)!r})")
         return None
 
+    def _in_place(self, k, op, refs, args):
+        """Whether node k may write its result over its first operand: a product this program made,
+        read by nothing else (node k is its only reader, and it is no output)."""
+        first = tuple(refs[0])
+        if args[0] not in self.fresh or self.users.get(first, 0) != 1 or first in self.graph.outputs:
+            return False
+        return in_place.applies(op, [self.shapes.get(tuple(r)) for r in refs],
+                                [self.graph.dtype(tuple(r)) for r in refs]) and len(refs) == 2 and args[0] != args[1]
+
     def _operand(self, ref, name):
         """A 2-D operand by name: a kernel result not yet shaped is its flat array, reshaped in place."""
         if name in self.unshaped:
@@ -169,7 +196,12 @@ class HostWriter:
             if line is not None:
                 reads = [self.unshaped[a][0] if a in self.unshaped else a for a in args]
                 self._step([line], reads, outs)
+                self.fresh.add(outs[0])
                 return
+        if self._in_place(k, op, refs, args):
+            helper = {"BiasRelu": "bias_relu_in_place", "BiasReluGrad": "bias_relu_grad_in_place"}[op]
+            self._step([f"{', '.join(outs)} = {helper}({call_args})"], args, outs)
+            return
         if op == "Reshape" and len(refs) == 1 and self.shapes.get(tuple(refs[0])) is not None \
                 and self.shapes.get(("node", k, 0)) is not None:
             # a reshape between proven shapes cannot fail: the forward's error handling is not needed
@@ -200,6 +232,20 @@ class HostWriter:
                 last[name] = s
             for name in reads:
                 last[name] = s
+        # A read is kept alive until the next read of its variable when nothing writes that variable in
+        # between: the variable then hands the second read the same snapshot instead of making a new one.
+        held = {}
+        for s, effect in sorted(self.effects.items()):
+            if effect[0] == "read":
+                earlier = held.get(effect[1])
+                if earlier is not None and last[earlier] < s:
+                    last[earlier] = s
+                held[effect[1]] = effect[2]
+            elif effect[1] is None:
+                held.clear()
+            else:
+                for v in effect[1]:
+                    held.pop(v, None)
         dead = [[] for _ in self.steps]
         for name, s in last.items():
             if name not in kept and name[0] in "nf":       # node values and kernel results, not inputs
