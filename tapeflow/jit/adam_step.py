@@ -27,6 +27,8 @@ def applies(attrs, variable_dtypes):
 class AdamStep:
     """``step(variables, gradient, learning_rate, iteration)`` as ApplyAdam's forward with ``own`` attributes."""
 
+    binds_attrs = True      # the program calls it without the node's attributes
+
     def __init__(self, own, dtype, forward):
         dt = compute_dtype(dtype)
         self.dt, self.dtype, self.forward, self.own = dt, np.dtype(dtype), forward, own

@@ -95,9 +95,27 @@ class _SegmentWriter:
         self.lines = []
         self.names = {}                    # ref -> name of its flat array in the kernel
         self.n_views = 0                   # loop views declared so far (w0, w1, ...)
+        self.literals = self._literals()   # const ref -> the scalar every element of it holds, as source
 
     def array(self, ref):
         return self.names[ref]
+
+    def _literals(self):
+        """Float constants read in loops whose elements are all one finite value: the loops use that value
+        (an exact literal of the constant's dtype) instead of reading an array of copies of it."""
+        literals = {}
+        reshaped = {r for k, kind in self.segment.nodes if kind == "reshape" for r in self.graph.nodes[k][1]}
+        for k, _ in self.segment.nodes:
+            for r in self.graph.nodes[k][1]:
+                c = self.graph.constant(r)
+                if c is None or r in reshaped or c.dtype not in (np.float32, np.float64) or c.size == 0:
+                    continue
+                first = c.reshape(-1)[0]
+                if np.isfinite(first) and bool(np.all(c.view(np.uint32 if c.dtype == np.float32 else np.uint64)
+                                                       == first.view(np.uint32 if c.dtype == np.float32
+                                                                     else np.uint64))):
+                    literals[r] = f"{_dtype(c.dtype)}({float(first)!r})"
+        return literals
 
     def write(self):
         seg = self.segment
@@ -105,7 +123,7 @@ class _SegmentWriter:
         inputs = []
         for k, _ in seg.nodes:
             for r in self.graph.nodes[k][1]:
-                if r not in produced and r not in inputs:
+                if r not in produced and r not in inputs and r not in self.literals:
                     inputs.append(r)
         seg.inputs = inputs
         for i, r in enumerate(inputs):
@@ -167,7 +185,7 @@ class _SegmentWriter:
         patterns = []
         for k, kind in group:
             for r, shape in zip(self.graph.nodes[k][1], self.operand_shapes(k)):
-                if r not in members:
+                if r not in members and r not in self.literals:
                     patterns.append(shape)
             if kind == "reduce":
                 axes = {a % len(out_shape) for a in self.graph.nodes[k][2]["axes"]}
@@ -187,8 +205,8 @@ class _SegmentWriter:
         body = []
         for k, kind in group:
             op, refs, attrs, _ = self.graph.nodes[k]
-            args = [f"t{r[1]}" if r in members else view(self.array(r), shape)
-                    for r, shape in zip(refs, self.operand_shapes(k))]
+            args = [f"t{r[1]}" if r in members else self.literals[r] if r in self.literals
+                    else view(self.array(r), shape) for r, shape in zip(refs, self.operand_shapes(k))]
             if kind == "reduce":
                 body.append(f"{view(f'v{k}', kept[k])} += {args[0]}")
                 continue

@@ -24,7 +24,7 @@ from ..framework.recording import _FORWARDS, state_node_parts, state_op_variable
 from ..framework.tensor import Tensor
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ, reordered
 from ..graph_replay import output_count_error
-from . import adam_step, in_place
+from . import adam_step, direct, in_place
 from .block_diagonal import assembles_blocks, block_diagonal_einsum
 from .codegen import HEADER, Segment, generate
 from .host import HostWriter
@@ -167,6 +167,11 @@ class CompiledGraph:
                 dtypes = [g.variable_dtypes[i] if i < len(g.variable_dtypes) else None for i in updated]
                 if adam_step.applies(attrs, dtypes):
                     forward = adam_step.AdamStep(own, dtypes[0], forward)
+            elif op == "OneHot" and len(refs) == 1 and n_out == 1:
+                forward = direct.one_hot_call(attrs, shapes.get(tuple(refs[0])), g.dtype(tuple(refs[0])),
+                                              shapes.get(("node", k, 0)), g.dtype(("node", k, 0))) or forward
+            elif op == "Softmax" and len(refs) == 1 and n_out == 1 and g.dtype(("node", k, 0)) == g.dtype(tuple(refs[0])):
+                forward = direct.softmax_call(attrs, shapes.get(tuple(refs[0])), g.dtype(tuple(refs[0]))) or forward
             elif op == "MatMul" and reads_a_seed(g, k, shapes):
                 forward = one_hot_matmul(forward)
             elif op == "Einsum" and assembles_blocks(g, k):

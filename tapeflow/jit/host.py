@@ -18,7 +18,6 @@ from ..framework.recording import _FORWARDS, state_node_parts, state_op_variable
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ
 from ..graph_replay import ASSIGN_METHODS
 from . import in_place
-from .adam_step import AdamStep
 
 FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -85,7 +84,7 @@ class HostWriter:
                 self.effects[len(self.steps)] = ("write", set(updated))
                 listed = ", ".join(f"variables[{i}]" for i in updated)
                 self.called.add(k)
-                if isinstance(self.forwards[k], AdamStep):      # its attributes are bound in it
+                if getattr(self.forwards[k], "binds_attrs", False):      # its attributes are bound in it
                     self._step([f"f{k}([{listed}], {', '.join(args)})"], args, [])
                 else:
                     self.attrs[k] = own
@@ -208,7 +207,7 @@ class HostWriter:
             self._step([f"{outs[0]} = {args[0]}.reshape({tuple(self.shapes[('node', k, 0)])!r})"], args, outs)
             return
         self.called.add(k)
-        if attrs:
+        if attrs and not getattr(self.forwards[k], "binds_attrs", False):
             self.attrs[k] = attrs
             call = f"f{k}({call_args + ', ' if args else ''}**a{k})"
         else:
