@@ -46,7 +46,7 @@ class HostWriter:
         self.flat_of = {}                 # ref -> name of its flat array (kernel results, constants)
         self.called = set()               # nodes whose forward the program calls
         self.unshaped = {}                # name of a kernel result -> (its flat name, its shape), until shaped
-        self.fresh = set()                # names of arrays the program made and no one else holds (products)
+        self.fresh = set()                # names of arrays the program made at this call (products, kernel results)
         self.users = graph.users()
         self.effects = {}                 # step -> ("read", variable, name) or ("write", variables or None: all)
 
@@ -139,6 +139,7 @@ class HostWriter:
             flat_name = "f" + _name(r)[1:]
             self.flat_of[r] = flat_name
             self.unshaped[_name(r)] = (flat_name, tuple(self.shapes[r]))
+            self.fresh.add(_name(r))          # allocated by the kernel at this call
             outs.append(flat_name)
         self._step([f"{''.join(o + ', ' for o in outs)}= {seg.name}({', '.join(flats)})"], reads, outs)
 

@@ -1,7 +1,7 @@
 """Bias + relu and its gradient computed in the buffer of their input, where the program owns it.
 
 A compiled program proves, from its own steps, that an operand is a fresh array it made (a
-product the host program computed) that nothing reads after the op: the op may then write
+product the host program computed, or a kernel's result) that nothing reads after the op: the op may then write
 its result over it. One array read and written in place moves a third less memory than a
 read into a new array, and the loop, reading and writing through one name, vectorises
 (the same array passed as two arguments would defeat the compiler's aliasing checks).
