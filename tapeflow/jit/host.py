@@ -46,6 +46,7 @@ class HostWriter:
         self.flat_of = {}                 # ref -> name of its flat array (kernel results, constants)
         self.called = set()               # nodes whose forward the program calls
         self.unshaped = {}                # name of a kernel result -> (its flat name, its shape), until shaped
+        self.arrays = set()               # names of values known to be numpy arrays
         self.fresh = set()                # names of arrays the program made at this call (products, kernel results)
         self.users = graph.users()
         self.effects = {}                 # step -> ("read", variable, name) or ("write", variables or None: all)
@@ -57,7 +58,10 @@ class HostWriter:
             name = f"cf{ref[1]}"
             self.flat_of[ref] = name
             return name
-        return f"flat({_name(ref)})"
+        name = _name(ref)
+        if name in self.arrays:
+            return f"{name}.reshape(-1)"      # a view where C-contiguous, else a C-ordered copy
+        return f"flat({name})"
 
     def write(self):
         g = self.graph
@@ -75,6 +79,7 @@ class HostWriter:
             if op == VARIABLE_READ:
                 self.effects[len(self.steps)] = ("read", attrs["variable"], outs[0])
                 self._step([f"{outs[0]} = variables[{attrs['variable']}]._as_tensor()._value"], [], outs)
+                self.arrays.add(outs[0])
             elif op == VARIABLE_ASSIGN:
                 self.effects[len(self.steps)] = ("write", {attrs["variable"]})
                 method = ASSIGN_METHODS[attrs["mode"]]
@@ -125,7 +130,7 @@ class HostWriter:
         return lines
 
     def _step(self, lines, reads, writes):
-        self.steps.append((lines, [r for r in reads if not r.startswith("flat(")], writes))
+        self.steps.append((lines, list(reads), writes))
 
     def _segment(self, seg):
         flats = []
@@ -133,7 +138,7 @@ class HostWriter:
         for r in seg.inputs:
             arg = self._flat_arg(r)
             flats.append(arg)
-            reads.append(_name(r) if arg.startswith("flat(") else arg)
+            reads.append(_name(r) if arg.endswith(".reshape(-1)") or arg.startswith("flat(") else arg)
         outs = []
         for r in seg.outputs:
             flat_name = "f" + _name(r)[1:]
@@ -148,6 +153,7 @@ class HostWriter:
         for name in names:
             if name in self.unshaped:
                 flat_name, shape = self.unshaped.pop(name)
+                self.arrays.add(name)
                 self.steps.append(([f"{name} = {flat_name}.reshape({shape!r})"], [flat_name], [name]))
 
     def _matmul(self, k, refs, attrs, args, out):
@@ -197,15 +203,19 @@ class HostWriter:
                 reads = [self.unshaped[a][0] if a in self.unshaped else a for a in args]
                 self._step([line], reads, outs)
                 self.fresh.add(outs[0])
+                self.arrays.add(outs[0])
                 return
         if self._in_place(k, op, refs, args):
             helper = {"BiasRelu": "bias_relu_in_place", "BiasReluGrad": "bias_relu_grad_in_place"}[op]
             self._step([f"{', '.join(outs)} = {helper}({call_args})"], args, outs)
+            self.arrays.update(outs)
             return
         if op == "Reshape" and len(refs) == 1 and self.shapes.get(tuple(refs[0])) is not None \
                 and self.shapes.get(("node", k, 0)) is not None:
             # a reshape between proven shapes cannot fail: the forward's error handling is not needed
             self._step([f"{outs[0]} = {args[0]}.reshape({tuple(self.shapes[('node', k, 0)])!r})"], args, outs)
+            if args[0] in self.arrays or args[0] in self.unshaped:
+                self.arrays.add(outs[0])
             return
         self.called.add(k)
         if attrs and not getattr(self.forwards[k], "binds_attrs", False):
