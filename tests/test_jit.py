@@ -612,3 +612,19 @@ def test_uniform_constants_are_loop_literals_with_their_sign():
     program = compiled_segments(f, x)
     assert "np.float32(-0.0)" in program.source and "np.float32(0.1" in program.source
     assert all(r[0] != "const" for seg in program.segments for r in seg.inputs)
+
+
+def test_a_kernel_passing_an_input_through_a_reshape_does_not_hand_it_to_an_in_place_op():
+    from tapeflow.ops.nn_ops import bias_relu
+    b = floats(6)
+
+    def f(x, y):
+        s = tf.nn.relu(y) * 2.0                          # makes a kernel; x's reshape joins it
+        return s, bias_relu(tf.reshape(x, [2, 6]), b)
+
+    x, y = floats(3, 4), floats(5)
+    kept = x.numpy().copy()
+    replayed, compiled = both(f, x, y)
+    for r, c in zip(replayed, compiled):
+        np.testing.assert_array_equal(bits(c), bits(r))
+    np.testing.assert_array_equal(x.numpy(), kept)       # the caller's tensor is untouched

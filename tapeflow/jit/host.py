@@ -133,6 +133,7 @@ class HostWriter:
         self.steps.append((lines, list(reads), writes))
 
     def _segment(self, seg):
+        kinds = dict(seg.nodes)
         flats = []
         reads = []
         for r in seg.inputs:
@@ -144,7 +145,8 @@ class HostWriter:
             flat_name = "f" + _name(r)[1:]
             self.flat_of[r] = flat_name
             self.unshaped[_name(r)] = (flat_name, tuple(self.shapes[r]))
-            self.fresh.add(_name(r))          # allocated by the kernel at this call
+            if kinds[r[1]] != "reshape":      # a loop's result is allocated by the kernel at this call; a
+                self.fresh.add(_name(r))      # reshape's may be an input the kernel passes through
             outs.append(flat_name)
         self._step([f"{''.join(o + ', ' for o in outs)}= {seg.name}({', '.join(flats)})"], reads, outs)
 
