@@ -4,10 +4,13 @@ The graph is cut, in node order, into runs of nodes with a lowering (lowering.py
 each generated as one numba kernel (codegen.py), and everything else (ops without
 a lowering, values whose shape or dtype is not proven, variable reads and assigns,
 deferred Python calls) called as the plain replay calls it. So every graph compiles,
-and a graph with nothing to lower runs as its replay does. Two jacobian calls get a
-shorter way that each call first proves exact, else they run as replayed: the product
-of batch_jacobian's one-hot cotangents (one_hot.py) and the placement of a full
-jacobian's blocks on its diagonal (block_diagonal.py).
+and a graph with nothing to lower runs as its replay does. The host program that calls
+kernels and ops in order is generated too (host.py). Some calls take a shorter way proven
+from the graph when the program is planned: the product of batch_jacobian's one-hot
+cotangents (one_hot.py), bias + relu and its gradient in place (in_place.py), Adam with its
+constants bound (adam_step.py), OneHot and Softmax as their kernels (direct.py); the
+placement of a full jacobian's blocks on its diagonal (block_diagonal.py) is checked at
+each call.
 
 Everything about a signature is decided once, here: which nodes fuse, which values
 stay scalars inside a loop, which get arrays, the shapes results are given back. The
@@ -30,7 +33,7 @@ from .codegen import HEADER, Segment, generate
 from .host import HostWriter
 from .lowering import lowering_of
 from .module_cache import load_module
-from .one_hot import one_hot_matmul, reads_a_seed
+from .one_hot import one_hot_product, proven_one_hot_product
 
 
 def _flat(value):
@@ -172,8 +175,8 @@ class CompiledGraph:
                                               shapes.get(("node", k, 0)), g.dtype(("node", k, 0))) or forward
             elif op == "Softmax" and len(refs) == 1 and n_out == 1 and g.dtype(("node", k, 0)) == g.dtype(tuple(refs[0])):
                 forward = direct.softmax_call(attrs, shapes.get(tuple(refs[0])), g.dtype(tuple(refs[0]))) or forward
-            elif op == "MatMul" and reads_a_seed(g, k, shapes):
-                forward = one_hot_matmul(forward)
+            elif op == "MatMul" and proven_one_hot_product(g, k, shapes):
+                forward = one_hot_product(attrs)
             elif op == "Einsum" and assembles_blocks(g, k):
                 forward = block_diagonal_einsum(forward)
             forwards[k] = forward
