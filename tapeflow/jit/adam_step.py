@@ -4,17 +4,17 @@ The ApplyAdam state op (ops/training_ops.py) re-derives at every call what a tra
 for good: its dtype, its ``1 - beta`` constants, its kernel. Here those are derived when the
 program is built, from the node's attributes and the variables' dtype, with the op's own
 expressions in the op's order; each call computes only what depends on the step (the bias
-correction ``alpha``, once for all the Adam nodes of a step that share it), checks the variables against the gradient as the op does, and calls
-the same fused kernel on the variables' storage. So the update is the op's, bit for bit.
-A call that does not fit (another shape, a non-float gradient) runs the op itself, which
-raises its own error.
+correction ``alpha``, once for all the Adam nodes of a step that share it), checks the
+variables against the gradient as the op does, and calls the same fused kernel on the
+variables' storage. So the update is the op's, bit for bit. A call that does not fit (another
+shape, a non-float gradient) runs the op itself, which raises its own error.
 """
 import numpy as np
 
 from ..kernels import optimizers
 from ..ops.training_ops import compute_dtype
 
-_ALPHAS = {}          # (dtype, beta_1, beta_2, learning rate, iteration) -> alpha: the Adam nodes of one step share it
+_ALPHAS = {}      # (dtype, beta_1, beta_2, learning rate, iteration) -> alpha, shared by the Adam nodes of a step
 _ALPHAS_KEPT = 64
 
 

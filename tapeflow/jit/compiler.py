@@ -170,11 +170,14 @@ class CompiledGraph:
                 dtypes = [g.variable_dtypes[i] if i < len(g.variable_dtypes) else None for i in updated]
                 if adam_step.applies(attrs, dtypes):
                     forward = adam_step.AdamStep(own, dtypes[0], forward)
-            elif op == "OneHot" and len(refs) == 1 and n_out == 1:
-                forward = direct.one_hot_call(attrs, shapes.get(tuple(refs[0])), g.dtype(tuple(refs[0])),
-                                              shapes.get(("node", k, 0)), g.dtype(("node", k, 0))) or forward
-            elif op == "Softmax" and len(refs) == 1 and n_out == 1 and g.dtype(("node", k, 0)) == g.dtype(tuple(refs[0])):
-                forward = direct.softmax_call(attrs, shapes.get(tuple(refs[0])), g.dtype(tuple(refs[0]))) or forward
+            elif op in ("OneHot", "Softmax") and len(refs) == 1 and n_out == 1:
+                x, out = tuple(refs[0]), ("node", k, 0)
+                if op == "OneHot":
+                    call = direct.one_hot_call(attrs, shapes.get(x), g.dtype(x), shapes.get(out), g.dtype(out))
+                else:
+                    call = direct.softmax_call(attrs, shapes.get(x), g.dtype(x)) if g.dtype(out) == g.dtype(x) \
+                        else None
+                forward = call or forward
             elif op == "MatMul" and proven_one_hot_product(g, k, shapes):
                 forward = one_hot_product(attrs)
             elif op == "Einsum" and assembles_blocks(g, k):
