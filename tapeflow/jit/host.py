@@ -10,7 +10,10 @@ state op (an optimizer's in-place update) finds its variable's buffer unshared.
 
 Values produced by a kernel come back flat and C-contiguous; they get their static shape only
 where something other than a kernel reads them. A 2-D MatMul with static shapes is called as
-numpy's matmul on (transposed) views, which is what its forward computes.
+numpy's matmul on (transposed) views, which is what its forward computes. Bias + relu and its
+gradient write over their first operand where the program made it at this call (a product or a
+loop's result) and nothing else reads it (in_place.py). A variable read is kept until the next
+read of the same variable when no step between them may write it, so both get one snapshot.
 """
 import numpy as np
 
@@ -47,7 +50,7 @@ class HostWriter:
         self.called = set()               # nodes whose forward the program calls
         self.unshaped = {}                # name of a kernel result -> (its flat name, its shape), until shaped
         self.arrays = set()               # names of values known to be numpy arrays
-        self.fresh = set()                # names of arrays the program made at this call (products, kernel results)
+        self.fresh = set()                # names of arrays made at this call (products, loops' results)
         self.users = graph.users()
         self.effects = {}                 # step -> ("read", variable, name) or ("write", variables or None: all)
 
