@@ -81,16 +81,16 @@ class HostWriter:
             outs = [_name(("node", k, j)) for j in range(n_out)]
             if op == VARIABLE_READ:
                 self.effects[len(self.steps)] = ("read", attrs["variable"], outs[0])
-                self._step([f"{outs[0]} = variables[{attrs['variable']}]._as_tensor()._value"], [], outs)
+                self._step([f"{outs[0]} = variables[{int(attrs['variable'])}]._as_tensor()._value"], [], outs)
                 self.arrays.add(outs[0])
             elif op == VARIABLE_ASSIGN:
                 self.effects[len(self.steps)] = ("write", {attrs["variable"]})
                 method = ASSIGN_METHODS[attrs["mode"]]
-                self._step([f"variables[{attrs['variable']}].{method}(Tensor({args[0]}))"], args, [])
+                self._step([f"variables[{int(attrs['variable'])}].{method}(Tensor({args[0]}))"], args, [])
             elif state_op_variable_counts(op) is not None:
                 updated, own = state_node_parts(attrs)
                 self.effects[len(self.steps)] = ("write", set(updated))
-                listed = ", ".join(f"variables[{i}]" for i in updated)
+                listed = ", ".join(f"variables[{int(i)}]" for i in updated)   # only numbers enter the source
                 self.called.add(k)
                 if getattr(self.forwards[k], "binds_attrs", False):      # its attributes are bound in it
                     self._step([f"f{k}([{listed}], {', '.join(args)})"], args, [])
