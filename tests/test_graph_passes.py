@@ -283,3 +283,25 @@ def test_functions_replay_the_optimised_graph_and_keep_the_traced_one():
     with tf.GradientTape() as tape2:
         y2 = tf.reduce_sum(f(x))
     np.testing.assert_allclose(tape.gradient(y, w).numpy(), tape2.gradient(y2, w).numpy(), rtol=1e-6)
+
+
+def test_powers_one_and_zero_of_floats_are_the_base_and_ones():
+    def f(x, n):
+        return x ** tf.constant(1.0), x ** tf.constant(0.0), x ** tf.constant([0.0, 1.0, 0.0]), n ** 0
+
+    special = np.array([np.nan, np.inf, -0.0], np.float32)
+    graph, g = traced(f, tf.constant(special), tf.constant([2, 3, 4]))
+    assert simplify_algebra(g) == 2                  # the mixed exponent and the integer power stay
+    eliminate_dead_code(g)
+    assert op_types(g) == ["Pow", "Pow"]
+    assert_same_results(fresh(graph, [(3,), (3,)]), g, [special, np.array([2, 3, 4], np.int32)])
+    base, ones = run(g, [special, np.array([2, 3, 4], np.int32)])[:2]
+    np.testing.assert_array_equal(base.view(np.uint32), special.view(np.uint32))   # NaN, inf, -0.0 kept
+    assert ones.dtype == np.float32 and ones.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_power_of_zero_needs_a_shape_known_at_every_call():
+    f = tf.function(lambda x: x ** tf.constant(0.0), input_signature=[tf.TensorSpec([None], tf.float32)])
+    concrete = f.get_concrete_function()
+    assert "Pow" in [node[0] for node in concrete.optimized.nodes]
+    assert f(tf.constant([np.nan, 2.0])).numpy().tolist() == [1.0, 1.0]

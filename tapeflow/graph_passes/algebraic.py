@@ -9,7 +9,10 @@ the shape is the same at every call):
 - ``x * 1``, ``1 * x``, ``x / 1`` (ones of x's dtype, not widening x's shape);
 - ``x - 0`` with +0; ``x + 0``, ``0 + x`` for integers, and for floats only when
   the zeros are -0.0: ``-0.0 + +0.0`` is ``+0.0``, so adding +0.0 is not an
-  identity and stays.
+  identity and stays;
+- for floats, ``x ** 1`` is x and ``x ** 0`` is a constant of ones of x's static shape
+  (IEEE pow: pow(x, 1) = x and pow(x, ±0) = 1 for every x, NaN and infinities included),
+  which is what a second derivative of ``x ** 2`` leaves.
 
 StopGradient and custom-gradient IdentityN nodes are never bypassed: under a
 tape they change the gradient.
@@ -83,6 +86,9 @@ class _Rules:
             test = is_positive_zero if dtype is not None and dtype.kind in "fc" else is_zero
             if dtype is not None and dtype.kind in "fciu" and self.constant_like(x, y, test):
                 return x
+        if op == "Pow" and self.graph.dtype(x) is not None and self.graph.dtype(x).kind == "f" \
+                and self.constant_like(x, y, is_one):
+            return x
         if op == "AddV2":
             for a, b in ((x, y), (y, x)):
                 dtype = self.graph.dtype(a)
@@ -92,6 +98,20 @@ class _Rules:
                 if self.constant_like(a, b, test):
                     return a
         return None
+
+
+    def constant_result(self, k):
+        """The constant node k computes whatever its other input holds, or None: ``x ** 0`` for floats."""
+        op, refs, attrs, _ = self.graph.nodes[k]
+        if op != "Pow" or len(refs) != 2:
+            return None
+        x, y = refs
+        dtype = self.graph.dtype(x)
+        shape = self.shapes.get(("node", k, 0))
+        if dtype is None or dtype.kind != "f" or shape is None or self.graph.dtype(("node", k, 0)) != dtype \
+                or not self.constant_like(x, y, lambda c: c == 0):
+            return None
+        return np.ones(shape, dtype)
 
 
 def simplify_algebra(graph):
@@ -104,6 +124,9 @@ def simplify_algebra(graph):
             continue
         node[1] = [graph.resolve(r) for r in node[1]]
         source = rules.bypass(k)
+        if source is None:
+            constant = rules.constant_result(k)
+            source = None if constant is None else graph.add_constant(constant)
         if source is not None:
             graph.replace(("node", k, 0), source)
             graph.nodes[k] = None

@@ -4,10 +4,13 @@ The graph is cut, in node order, into runs of nodes with a lowering (lowering.py
 each generated as one numba kernel (codegen.py), and everything else (ops without
 a lowering, values whose shape or dtype is not proven, variable reads and assigns,
 deferred Python calls) called as the plain replay calls it. So every graph compiles,
-and a graph with nothing to lower runs as its replay does. Two jacobian calls get a
-shorter way that each call first proves exact, else they run as replayed: the product
-of batch_jacobian's one-hot cotangents (one_hot.py) and the placement of a full
-jacobian's blocks on its diagonal (block_diagonal.py).
+and a graph with nothing to lower runs as its replay does. The host program that calls
+kernels and ops in order is generated too (host.py). Some calls take a shorter way proven
+from the graph when the program is planned: the product of batch_jacobian's one-hot
+cotangents (one_hot.py), bias + relu and its gradient in place (in_place.py), Adam with its
+constants bound (adam_step.py), OneHot and Softmax as their kernels (direct.py); the
+placement of a full jacobian's blocks on its diagonal (block_diagonal.py) is checked at
+each call.
 
 Everything about a signature is decided once, here: which nodes fuse, which values
 stay scalars inside a loop, which get arrays, the shapes results are given back. The
@@ -23,20 +26,24 @@ from ..framework import nest
 from ..framework.recording import _FORWARDS, state_node_parts, state_op_variable_counts
 from ..framework.tensor import Tensor
 from ..graph_passes.pass_graph import VARIABLE_ASSIGN, VARIABLE_READ, reordered
-from ..graph_replay import ASSIGN_METHODS, output_count_error
+from ..graph_replay import output_count_error
+from . import adam_step, direct, in_place
 from .block_diagonal import assembles_blocks, block_diagonal_einsum
-from .codegen import Segment, generate
+from .codegen import HEADER, Segment, generate
+from .host import HostWriter
 from .lowering import lowering_of
 from .module_cache import load_module
-from .one_hot import one_hot_matmul, reads_a_seed
-
-_SEGMENT, _OP, _OP_TUPLE, _READ, _ASSIGN, _STATE = range(6)
+from .one_hot import one_hot_product, proven_one_hot_product
 
 
 def _flat(value):
     if type(value) is np.ndarray and value.flags.c_contiguous:
         return value.reshape(-1)
     return np.ascontiguousarray(value).reshape(-1)
+
+
+_HELPERS = {"flat": _flat, "Tensor": Tensor, "count_error": output_count_error, "matmul": np.matmul,
+            "bias_relu_in_place": in_place.bias_relu, "bias_relu_grad_in_place": in_place.bias_relu_grad}
 
 
 def _lowerings(graph, shapes):
@@ -119,30 +126,6 @@ def plan_segments(graph):
     return graph, segments, kinds, shapes, dtypes
 
 
-def _with_dead_values(steps, kept):
-    """Each step with, appended, the value slots nobody reads after it (outputs in ``kept`` excepted).
-
-    Dropping values at their last use frees memory early and lets a state op (an optimizer's
-    in-place update) find its variable's buffer unshared: no copy-on-write, as in ArrayReplay.
-    """
-    last_use = {}
-    for k, step in enumerate(steps):
-        if step[0] == _SEGMENT:
-            made, read = [i for i, _ in step[3]], step[2]
-        else:
-            out, n_out = step[5], step[4]
-            made, read = (range(out, out + n_out) if out >= 0 else ()), step[2]
-        for i in made:
-            last_use[i] = k       # a value nothing reads dies where it is made
-        for i in read:
-            last_use[i] = k
-    dead = [[] for _ in steps]
-    for i, k in last_use.items():
-        if i not in kept:
-            dead[k].append(i)
-    return [tuple(step) + (tuple(values),) for step, values in zip(steps, dead)]
-
-
 class CompiledGraph:
     """A PassGraph's program: jitted segments and op calls; called like ArrayReplay."""
 
@@ -158,112 +141,69 @@ class CompiledGraph:
             for node in graph.nodes[last + 1:]:
                 later.update(node[1])
             read_after[seg.index] = later
-        self.source = generate(graph, segments, shapes, dtypes, read_after) if segments else ""
-        module = load_module(self.source) if segments else None
+        forwards = self._forwards(shapes)
+        kernels = generate(graph, segments, shapes, dtypes, read_after) if segments else HEADER
+        host = HostWriter(graph, segments, shapes, forwards)
+        self.source = kernels + "\n".join(host.write())
+        module = load_module(self.source)
+        self.module = module
         self.segments = segments
-        self._build_steps(module, segments, shapes)
+        constants = graph.constants
+        flat_constants = {int(r[1]): _flat(constants[r[1]]) for r in host.flat_of if r[0] == "const"}
+        self._run = module.build(forwards, host.attrs, constants, flat_constants, _HELPERS)
         self._output_structure = output_structure
+        self._simple = type(output_structure) in (tuple, list) and not any(
+            isinstance(leaf, (tuple, list, dict)) for leaf in output_structure)
         self.plan_seconds = time.perf_counter() - start
         self.first_call_seconds = None
 
-    def _build_steps(self, module, segments, shapes):
+    def _forwards(self, shapes):
+        """node -> the forward its call runs (the op's, or a proven shortcut around it)."""
         g = self.graph
-        starts = {seg.nodes[0][0]: seg for seg in segments}
-        inside = {k for seg in segments for k, _ in seg.nodes}
-        slot = {}       # only values that live outside the kernels get a place in the list
-        for k, node in enumerate(g.nodes):
-            produced = [("node", k, j) for j in range(node[3])]
-            if k in inside:
-                produced = [r for r in produced if any(r in seg.outputs for seg in segments)]
-            for r in produced:
-                slot[r] = len(slot)
-        n = len(slot)
-        self._n_nodes = n
-        self._bases = {"in": n, "const": n + len(g.input_shapes), "capture": n + len(g.input_shapes) + len(g.constants)}
-        self._slot = slot
-        steps = []
+        forwards = {}
         for k, (op, refs, attrs, n_out) in enumerate(g.nodes):
-            if k in starts:
-                seg = starts[k]
-                steps.append((_SEGMENT, getattr(module, seg.name), [self.index(r) for r in seg.inputs],
-                              [(self.index(r), shapes[r]) for r in seg.outputs], None, None))
-            if k in inside:
+            if op in (VARIABLE_READ, VARIABLE_ASSIGN):
                 continue
-            args = [self.index(r) for r in refs]
-            out = slot.get(("node", k, 0), -1)
-            if op == VARIABLE_READ:
-                steps.append((_READ, None, args, attrs, n_out, out))
-            elif op == VARIABLE_ASSIGN:
-                steps.append((_ASSIGN, None, args, attrs, n_out, out))
-            elif state_op_variable_counts(op) is not None:
-                steps.append((_STATE, _FORWARDS[op][0], args, state_node_parts(attrs), n_out, out))
-            else:
-                forward, registered = _FORWARDS[op]
-                if op == "MatMul" and reads_a_seed(g, k, shapes):
-                    forward = one_hot_matmul(forward)
-                elif op == "Einsum" and assembles_blocks(g, k):
-                    forward = block_diagonal_einsum(forward)
-                steps.append((_OP if registered == 1 else _OP_TUPLE, forward, args, attrs or None, n_out, out, op))
-        self._output_slots = [None if r is None else self.index(r) for r in g.outputs]
-        self._steps = _with_dead_values(steps, set(self._output_slots))
-
-    def index(self, ref):
-        """Values are one list: node outputs, then inputs, constants, captures."""
-        if ref[0] == "node":
-            return self._slot[ref]
-        return self._bases[ref[0]] + ref[1]
+            forward = _FORWARDS[op][0]
+            if op == "ApplyAdam":
+                updated, own = state_node_parts(attrs)
+                dtypes = [g.variable_dtypes[i] if i < len(g.variable_dtypes) else None for i in updated]
+                if adam_step.applies(attrs, dtypes):
+                    forward = adam_step.AdamStep(own, dtypes[0], forward)
+            elif op in ("OneHot", "Softmax") and len(refs) == 1 and n_out == 1:
+                x, out = tuple(refs[0]), ("node", k, 0)
+                if op == "OneHot":
+                    call = direct.one_hot_call(attrs, shapes.get(x), g.dtype(x), shapes.get(out), g.dtype(out))
+                else:
+                    call = direct.softmax_call(attrs, shapes.get(x), g.dtype(x)) if g.dtype(out) == g.dtype(x) \
+                        else None
+                forward = call or forward
+            elif op == "MatMul" and proven_one_hot_product(g, k, shapes):
+                forward = one_hot_product(attrs)
+            elif op == "Einsum" and assembles_blocks(g, k):
+                forward = block_diagonal_einsum(forward)
+            forwards[k] = forward
+        return forwards
 
     def __call__(self, inputs, constants, captures, variables):
-        first = self.first_call_seconds is None
-        start = time.perf_counter() if first else 0.0
-        values = [None] * self._n_nodes
-        values += [t._value for t in inputs]
-        values += constants
-        values += [t._value for t in captures]
-        for step in self._steps:
-            kind = step[0]
-            if kind == _SEGMENT:
-                results = step[1](*[_flat(values[i]) for i in step[2]])
-                for (i, shape), array in zip(step[3], results):
-                    values[i] = array.reshape(shape)
-                for i in step[-1]:
-                    values[i] = None
-                continue
-            _, forward, args, attrs, n_out, out = step[:6]
-            if kind <= _OP_TUPLE:
-                arrays = [values[i] for i in args]
-                result = forward(*arrays) if attrs is None else forward(*arrays, **attrs)
-                if kind == _OP:
-                    values[out] = result
-                elif len(result) == n_out:
-                    values[out:out + n_out] = result
-                else:
-                    raise output_count_error(step[6], n_out, len(result))
-            elif kind == _READ:
-                values[out] = variables[attrs["variable"]]._as_tensor()._value
-            elif kind == _ASSIGN:
-                var = variables[attrs["variable"]]
-                getattr(var, ASSIGN_METHODS[attrs["mode"]])(Tensor(values[args[0]]))
-            else:
-                updated, rest = attrs
-                forward([variables[i] for i in updated], *[values[i] for i in args], **rest)
-            for i in step[-1]:
-                values[i] = None
-        if first:
+        """``constants``: the graph's own (bound when the program was built)."""
+        if self.first_call_seconds is None:
+            start = time.perf_counter()
+            values = self._run(inputs, captures, variables)
             self.first_call_seconds = time.perf_counter() - start
+        else:
+            values = self._run(inputs, captures, variables)
         if self._output_structure is None:
             return None
         return self._pack(values)
 
     def _pack(self, values):
         structure = self._output_structure
-        slots = self._output_slots
-        if type(structure) in (tuple, list) and not any(isinstance(leaf, (tuple, list, dict)) for leaf in structure):
-            return type(structure)(leaf.python if i is None else Tensor(values[i])
-                                   for leaf, i in zip(structure, slots))
-        leaves = iter(slots)
+        if self._simple:
+            return type(structure)(leaf.python if v is None else Tensor(v) for leaf, v in zip(structure, values))
+        leaves = iter(values)
 
         def leaf_value(leaf):
-            i = next(leaves)
-            return leaf.python if i is None else Tensor(values[i])
+            v = next(leaves)
+            return leaf.python if v is None else Tensor(v)
         return nest.map_structure(leaf_value, structure)
