@@ -792,10 +792,14 @@ class Function:
         relaxed_key = (tuple(("tensor", len(k[1]), k[2]) if k[0] == "tensor" else k for k in key[0]), key[1])
         record = self._relaxed.get(relaxed_key)
         if record is None:
+            if self._options.get("relax_batch_dimension"):
+                return self._batch_relaxed_trace(relaxed_key, tensors, structured)
             self._relaxed[relaxed_key] = [[TensorSpec.from_tensor(t) for t in tensors], None]
             return None
         specs, entry = record
         fits = all(s.shape.is_compatible_with(t.shape) for s, t in zip(specs, tensors))
+        if fits and getattr(entry, "batch_relaxed", False):
+            return self._verified_batch_relaxed(record, relaxed_key, tensors, structured)
         if entry is None or not fits:
             earlier = [tuple(s.shape) for s in specs] if entry is None else entry.traced_shapes
             previous = [np.full(shape, 1 if s.dtype.is_floating else 0, s.dtype._np)
@@ -824,6 +828,47 @@ class Function:
             graph = self._counted_trace(args, kwargs, [TensorSpec.from_tensor(t) for t in tensors],
                                         [t._value for t in tensors])
             specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
+        return specialised
+
+    def _batch_relaxed_trace(self, relaxed_key, tensors, structured):
+        """relax_batch_dimension: the first call of a structure is traced at once with the leading dimension of
+        every tensor unknown, as Keras traces a step on a dataset's batches (one trace, one run of the Python
+        function). Whether the graph serves other batch sizes is checked when one comes (by a silent trace at
+        that size); until then it serves this call's shapes only."""
+        specs = [TensorSpec((None,) + tuple(t.shape)[1:], t.dtype) if t.shape.rank else TensorSpec.from_tensor(t)
+                 for t in tensors]
+        args, kwargs = structured
+        graph = self._counted_trace(args, kwargs, specs, [t._value for t in tensors])
+        entry = ConcreteFunction(graph, polymorphic=False, name=self._name)
+        entry.specialised = {}
+        entry.batch_relaxed = True
+        entry.checked = False
+        self._relaxed[relaxed_key] = [specs, entry]
+        self._cache[("relaxed",) + relaxed_key] = entry
+        return entry
+
+    def _verified_batch_relaxed(self, record, relaxed_key, tensors, structured):
+        """A call with new shapes that fit a batch-relaxed trace made for other shapes: a silent trace at
+        these shapes (not counted; TensorFlow's one trace serves every batch size) either shows the graph to be
+        shape-polymorphic, which then serves every call, or becomes the graph of these shapes."""
+        specs, entry = record
+        shapes = tuple(tuple(t.shape) for t in tensors)
+        if shapes == tuple(tuple(s) for s in entry.traced_shapes):
+            return entry
+        specialised = entry.specialised.get(shapes)
+        if specialised is not None:
+            return specialised
+        args, kwargs = structured
+        with contextlib.redirect_stdout(io.StringIO()):
+            graph = _trace(self._traced_function(), self._name, args, kwargs, specs, [t._value for t in tensors],
+                           False)
+        if not entry.checked and not self._jit_compile \
+                and graph.signature_of_nodes() == entry.graph.signature_of_nodes():
+            polymorphic = ConcreteFunction(entry.graph, polymorphic=True, name=self._name)
+            record[1] = self._cache[("relaxed",) + relaxed_key] = polymorphic
+            return polymorphic
+        entry.checked = True    # compiled code, or a graph that depends on the batch size: one per shape
+        specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
         return specialised
 
     def _trace_signature(self, args):

@@ -152,6 +152,8 @@ class Variable:
     def numpy(self):
         state = recording.current()
         if state is not None:
+            if state.graph is not None:     # a value read now would be frozen into the graph
+                raise NotImplementedError("numpy() is only available when eager execution is enabled.")
             self._notify_access(state)
         value = np.array(self._storage, copy=True)
         return value[()] if value.ndim == 0 else value
