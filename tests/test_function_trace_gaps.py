@@ -63,3 +63,14 @@ def test_boolean_mask_in_a_trace_takes_each_calls_mask():
     np.testing.assert_array_equal(f(tf.constant([1.0, -2.0, 3.0])).numpy(), [1.0, 3.0])
     np.testing.assert_array_equal(f(tf.constant([-1.0, 2.0, -3.0])).numpy(), [2.0])
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_a_variable_printed_while_tracing_shows_no_value(capsys):
+    v = tf.Variable(3.0, name="pv")
+
+    @tf.function
+    def f():
+        print(v)
+        return v + 1.0
+    f()
+    assert capsys.readouterr().out.strip() == "<tf.Variable 'pv:0' shape=() dtype=float32>"

@@ -286,6 +286,8 @@ class Variable:
         return self._as_tensor().__format__(spec)
 
     def __repr__(self):
+        if recording.tracing_graph() is not None:   # its value at a call is not known while tracing, as in TF
+            return "<tf.Variable '%s' shape=%s dtype=%s>" % (self.name, self.shape, self.dtype.name)
         return "<tf.Variable '%s' shape=%s dtype=%s, %s>" % (
             self.name, self.shape, self.dtype.name, numpy_text(self._value, is_repr=True))
 
