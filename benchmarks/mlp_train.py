@@ -5,9 +5,12 @@ Three implementations of the same step, timed in the same process:
           a numpy-based engine can reach)
   tape    tapeflow's custom training loop: a Keras Sequential model called
           under tf.GradientTape, tape.gradient, optimizer.apply_gradients
-  fit     model.fit on the same model (per-step time over whole epochs)
+  fit     model.fit on the same model (per-step time over whole epochs): its
+          train_step traced once and replayed, as Keras on TensorFlow runs it
+  fit eager  the same with compile(run_eagerly=True): train_step run as Python
+          at every batch (the tape loop's work plus fit's own)
 
-Targets: tape within 1.3x of numpy; fit within 1.1x of tape.
+Targets: tape within 1.3x of numpy; fit within 1.1x of tape; traced fit faster than the eager fit.
 
     python benchmarks/mlp_train.py [--steps N] [--repeats R] [--profile]
 """
@@ -133,10 +136,10 @@ def time_per_step(step, batches, repeats):
     return min(one_pass(step, batches) for _ in range(repeats))
 
 
-def fit_model(weights):
+def fit_model(weights, run_eagerly=False):
     model = keras_model(weights)
     model.compile(optimizer=tf.keras.optimizers.Adam(LR),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), run_eagerly=run_eagerly)
     return model
 
 
@@ -147,7 +150,7 @@ def one_fit_epoch(model, x, y, batch_size):
 
 
 def run(batch_size, steps, repeats):
-    """(numpy, tape, fit) seconds per step: the best of ``repeats`` interleaved passes of each.
+    """(numpy, tape, fit, traced, eager fit) seconds per step: the best of ``repeats`` interleaved passes of each.
 
     Interleaving the three keeps a slow patch of a shared machine from
     landing on one implementation only.
@@ -163,6 +166,7 @@ def run(batch_size, steps, repeats):
     if abs(ref_loss - tape_loss) > 1e-4:
         raise AssertionError(f"numpy and tapeflow disagree on the first loss: {ref_loss} vs {tape_loss}")
     model = fit_model(weights)
+    eager_model = fit_model(weights, run_eagerly=True)
     traced = tf.function(TapeLoop(weights).step)
     if abs(float(traced(*tensor_batches[0])) - tape_loss) > 1e-6:
         raise AssertionError("the traced step disagrees with the eager step")
@@ -170,10 +174,12 @@ def run(batch_size, steps, repeats):
     one_pass(loop.step, tensor_batches)
     one_pass(traced, tensor_batches)
     one_fit_epoch(model, x, y, batch_size)
-    best = [float("inf")] * 4
+    one_fit_epoch(eager_model, x, y, batch_size)
+    best = [float("inf")] * 5
     for _ in range(repeats):
         times = (one_pass(ref.step, numpy_batches), one_pass(loop.step, tensor_batches),
-                 one_fit_epoch(model, x, y, batch_size), one_pass(traced, tensor_batches))
+                 one_fit_epoch(model, x, y, batch_size), one_pass(traced, tensor_batches),
+                 one_fit_epoch(eager_model, x, y, batch_size))
         best = [min(b, t) for b, t in zip(best, times)]
     return tuple(best)
 
@@ -188,17 +194,21 @@ def main(argv=None):
     print(f"MLP {'-'.join(map(str, SIZES))}, ReLU, softmax cross-entropy, Adam, float32; "
           f"{args.steps} steps per pass, best of {args.repeats}")
     header = (f"{'batch':>6} | {'numpy ms':>9} | {'tape ms':>8} | {'fit ms':>7} | {'traced ms':>9} | "
-              f"{'tape/numpy':>10} | {'fit/tape':>8} | {'traced/tape':>11}")
+              f"{'eager fit ms':>12} | {'tape/numpy':>10} | {'fit/tape':>8} | {'traced/tape':>11} | "
+              f"{'fit/eager fit':>13}")
     print(header)
     print("-" * len(header))
     for batch_size in args.batch_sizes:
-        t_numpy, t_tape, t_fit, t_traced = run(batch_size, args.steps, args.repeats)
+        t_numpy, t_tape, t_fit, t_traced, t_eager_fit = run(batch_size, args.steps, args.repeats)
         print(f"{batch_size:>6} | {t_numpy * 1e3:9.3f} | {t_tape * 1e3:8.3f} | {t_fit * 1e3:7.3f} | "
-              f"{t_traced * 1e3:9.3f} | {t_tape / t_numpy:10.2f} | {t_fit / t_tape:8.2f} | {t_traced / t_tape:11.2f}")
+              f"{t_traced * 1e3:9.3f} | {t_eager_fit * 1e3:12.3f} | {t_tape / t_numpy:10.2f} | "
+              f"{t_fit / t_tape:8.2f} | {t_traced / t_tape:11.2f} | {t_fit / t_eager_fit:13.2f}")
         emit(f"MLP 784-256-256-10 Adam step, batch {batch_size}: tf.function", t_traced, t_tape, "tape loop")
         emit(f"MLP 784-256-256-10 Adam step, batch {batch_size}: tape loop", t_tape, t_numpy)
         emit(f"MLP 784-256-256-10 Adam step, batch {batch_size}: fit", t_fit, t_tape, "tape loop")
-    print("targets: tape/numpy <= 1.30 (issue 6: <= 1.0), fit/tape <= 1.10, traced/tape < 1")
+        emit(f"MLP 784-256-256-10 Adam step, batch {batch_size}: fit (traced step)", t_fit, t_eager_fit,
+             "fit with run_eagerly=True")
+    print("targets: tape/numpy <= 1.30 (issue 6: <= 1.0), fit/tape <= 1.10, traced/tape < 1, fit/eager fit < 1")
     if args.profile:
         for batch_size in args.batch_sizes:
             x, y = synthetic_data(batch_size * args.steps)

@@ -39,7 +39,7 @@ def input_gradient_penalty(model, x, y, sample_weight=None, loss_fn=None, traini
     g = inner.gradient(loss, x)
     if g is None:
         raise ValueError("input-gradient regularisation: the loss does not depend on the input")
-    batch = x.shape[0]
+    batch = host_array(x).shape[0]   # the rows of this call (a traced step is specialised to them)
     # The loss is a batch mean, so example i's own input gradient is batch * g_i.
     per_example = array_ops.reshape(g * float(batch), [batch, -1])
     penalty = reduction_ops.reduce_mean(reduction_ops.reduce_sum(math_ops.square(per_example), axis=1))

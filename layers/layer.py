@@ -18,6 +18,7 @@ from tapeflow.framework import dtypes
 from tapeflow.framework.conversion import convert_to_tensor
 from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
+from tapeflow.host_calls import rerun_at_every_call
 from tapeflow.module import Module
 from tapeflow.ops import math_ops
 
@@ -542,6 +543,8 @@ class Layer(Module):
                 with self._open_name_scope():
                     outputs = self.call(inputs, *args[1:], **kwargs)
                 self.__dict__["_fully_called"] = True
+            outputs = rerun_at_every_call(lambda x: self.call(x, *args[1:], **kwargs), inputs, outputs,
+                                          f"Layer {self.name!r}")
             self._set_output_masks(inputs, outputs, previous_mask)
             if self.activity_regularizer is not None:
                 for output in tree.flatten(outputs):

@@ -46,6 +46,7 @@ from .config.execution import functions_run_eagerly
 from .framework.logging_util import warn
 from .framework import variables as _variables_module
 from .framework.variables import Variable, assign_shape_error
+from .framework.op_purity import SHAPE_FROM_SHAPES, is_pure
 from .graph_passes import optimized_copy
 from .graph_replay import ASSIGN, ASSIGN_METHODS, READ, ArrayReplay, output_count_error
 
@@ -88,10 +89,23 @@ class GraphTensor(Tensor):
         raise self._symbolic_error("Converting it to a Python float")
 
     def __int__(self):
-        raise self._symbolic_error("Converting it to a Python int")
+        value = self._shape_function_value()
+        if value is None:
+            raise self._symbolic_error("Converting it to a Python int")
+        return int(value)
 
     def __index__(self):
-        raise self._symbolic_error("Using it as an index")
+        value = self._shape_function_value()
+        if value is None:
+            raise self._symbolic_error("Using it as an index")
+        return int(value)
+
+    def _shape_function_value(self):
+        """A scalar integer computed from the shapes of a graph specialised to them (``tf.shape(x)[0]`` in a
+        step traced by fit) is a Python int, as a static dimension is (FuncGraph.shape_function_value)."""
+        if self._value.ndim != 0 or self._value.dtype.kind not in "iu":
+            return None
+        return self._graph.shape_function_value(self)
 
     def numpy(self):
         raise self._symbolic_error("Calling .numpy()")
@@ -131,6 +145,7 @@ class FuncGraph:
     """
 
     created_variables = False   # set when a tf.Variable is created while this graph (or a child) is traced
+    exact_shapes = False        # the graph runs only on inputs of its placeholders' shapes (see _trace)
     argument_variable_count = 0  # variables[:n] are the variable arguments of the traced call (by first use)
 
     def __init__(self, name, parent=None):
@@ -242,6 +257,33 @@ class FuncGraph:
             live.append(op_type == VARIABLE_READ
                         or any(r[0] != "const" and (r[0] != "node" or live[r[1]]) for r in refs))
         return live[ref[1]]
+
+    def shape_function_value(self, tensor):
+        """The trace's value of ``tensor`` when it is the same at every call: the graph runs only on inputs of
+        the shapes it is traced at (``exact_shapes``) and ``tensor`` is computed from shapes alone
+        (``tf.shape(x)[0]``, pure ops on it and constants), not from input or variable values, nor from the
+        shape of a tensor whose shape depends on values (``tf.boolean_mask``). None otherwise."""
+        if not self.exact_shapes:
+            return None
+        ref = self._refs.get(id(tensor))
+        if ref is None or ref[0] not in ("node", "const"):
+            return None
+        if ref[0] == "const":
+            return tensor._value
+        fixed_shape, value_free = [], []    # per node, in execution order
+        for op_type, refs, _, _ in self.nodes[:ref[1] + 1]:
+            shapes_fixed = all(r[0] in ("in", "const") or (r[0] == "node" and fixed_shape[r[1]]) for r in refs)
+            if op_type == VARIABLE_READ:
+                fixed_shape.append(True)
+                value_free.append(False)
+            elif op_type == "Shape":
+                fixed_shape.append(True)
+                value_free.append(shapes_fixed)
+            else:
+                fixed_shape.append(shapes_fixed and op_type in SHAPE_FROM_SHAPES)
+                value_free.append(is_pure(op_type)
+                                  and all(r[0] == "const" or (r[0] == "node" and value_free[r[1]]) for r in refs))
+        return tensor._value if value_free[ref[1]] else None
 
     def set_outputs(self, structure):
         """Python numbers returned become tensors (constants of the graph), as in TensorFlow."""
@@ -608,13 +650,15 @@ def _flat_args_key(args):
     return (tuple(leaves), structure), tensors
 
 
-def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_variables=True):
+def _trace(python_function, name, args, kwargs, specs, dummy_values, creates_variables=True, exact_shapes=None):
     """Traces ``python_function``; tensor leaves of args become placeholders (in flatten order).
 
     ``creates_variables``: whether the function may create tf.Variables (on its first call only, as in
-    TensorFlow)."""
+    TensorFlow). ``exact_shapes``: whether the graph will run only on inputs of the placeholders' shapes
+    (by default: when the specs are fully defined)."""
     graph = FuncGraph(name)
     graph.creates_variables = creates_variables
+    graph.exact_shapes = all(s.shape.is_fully_defined() for s in specs) if exact_shapes is None else exact_shapes
     specs_left = iter(specs)
     graph.structured_inputs = nest.map_structure(
         lambda leaf: next(specs_left) if isinstance(leaf, (Tensor, np.ndarray, np.generic, TensorSpec)) else leaf,
@@ -735,7 +779,7 @@ class Function:
         structured = list(tensors) if plain else nest.pack_sequence_as(list(args), tensors)
         return ("signature",), tensors, [structured, {}]
 
-    def _counted_trace(self, args, kwargs, specs, dummy_values):
+    def _counted_trace(self, args, kwargs, specs, dummy_values, exact_shapes=None):
         """A trace that experimental_get_tracing_count counts. As in TensorFlow, the first trace may create
         variables; if it did, the function is traced again with creation disallowed, so one that creates
         variables on every trace raises ValueError at its first call.
@@ -744,11 +788,13 @@ class Function:
         tapeflow's Keras trainer builds its metrics inside the first train step (Keras on TensorFlow builds
         them before tracing), and a fit must print and count its train_step traces as Keras does."""
         first_call = self._tracing_count == 0
-        graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, first_call)
+        graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, first_call,
+                       exact_shapes)
         self._tracing_count += 1
         if first_call and graph.created_variables:
             with contextlib.redirect_stdout(io.StringIO()):
-                graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, False)
+                graph = _trace(self._traced_function(), self._name, args, kwargs, specs, dummy_values, False,
+                               exact_shapes)
         return graph
 
     def _concrete_for(self, key, tensors, structured, concrete_shapes=True):
@@ -792,10 +838,14 @@ class Function:
         relaxed_key = (tuple(("tensor", len(k[1]), k[2]) if k[0] == "tensor" else k for k in key[0]), key[1])
         record = self._relaxed.get(relaxed_key)
         if record is None:
+            if self._options.get("relax_batch_dimension"):
+                return self._batch_relaxed_trace(relaxed_key, tensors, structured)
             self._relaxed[relaxed_key] = [[TensorSpec.from_tensor(t) for t in tensors], None]
             return None
         specs, entry = record
         fits = all(s.shape.is_compatible_with(t.shape) for s, t in zip(specs, tensors))
+        if fits and getattr(entry, "batch_relaxed", False):
+            return self._batch_specialised(entry, specs, tensors, structured)
         if entry is None or not fits:
             earlier = [tuple(s.shape) for s in specs] if entry is None else entry.traced_shapes
             previous = [np.full(shape, 1 if s.dtype.is_floating else 0, s.dtype._np)
@@ -823,6 +873,38 @@ class Function:
             args, kwargs = structured
             graph = self._counted_trace(args, kwargs, [TensorSpec.from_tensor(t) for t in tensors],
                                         [t._value for t in tensors])
+            specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
+        return specialised
+
+    def _batch_relaxed_trace(self, relaxed_key, tensors, structured):
+        """relax_batch_dimension: the first call of a structure is traced at once with the leading dimension of
+        every tensor unknown, as Keras traces a step on a dataset's batches (one trace, printed and counted).
+        The graph serves the shapes it was traced at only: another batch size (the short last batch) gets a
+        graph of its own, from a silent trace that is not counted (TensorFlow's one trace serves every size).
+        Each graph being specialised to exact shapes, tf.shape values in it are constants (exact_shapes)."""
+        specs = [TensorSpec((None,) + tuple(t.shape)[1:], t.dtype) if t.shape.rank else TensorSpec.from_tensor(t)
+                 for t in tensors]
+        args, kwargs = structured
+        graph = self._counted_trace(args, kwargs, specs, [t._value for t in tensors], exact_shapes=True)
+        entry = ConcreteFunction(graph, polymorphic=False, name=self._name)
+        entry.specialised = {}
+        entry.traced_key = tuple(tuple(t.shape) for t in tensors)
+        entry.batch_relaxed = True
+        self._relaxed[relaxed_key] = [specs, entry]
+        self._cache[("relaxed",) + relaxed_key] = entry
+        return entry
+
+    def _batch_specialised(self, entry, specs, tensors, structured):
+        """The graph of a batch-relaxed trace for this call's shapes (see _batch_relaxed_trace)."""
+        shapes = tuple(tuple(t.shape) for t in tensors)
+        if shapes == entry.traced_key:
+            return entry
+        specialised = entry.specialised.get(shapes)
+        if specialised is None:
+            args, kwargs = structured
+            with contextlib.redirect_stdout(io.StringIO()):
+                graph = _trace(self._traced_function(), self._name, args, kwargs, specs,
+                               [t._value for t in tensors], False, exact_shapes=True)
             specialised = entry.specialised[shapes] = ConcreteFunction(graph, polymorphic=False, name=self._name)
         return specialised
 

@@ -109,7 +109,7 @@ def test_shuffle_false_keeps_the_order_and_shuffle_true_follows_the_global_seed(
             return {}
     inp = K.Input((1,))
     model = Spy(inp, K.layers.Dense(1)(inp))
-    model.compile("sgd", "mse")
+    model.compile("sgd", "mse", run_eagerly=True)   # the step reads batches with .numpy(): eager, as in Keras
     model.fit(x, y, batch_size=5, shuffle=False, verbose=0)
     assert order == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11]]
     runs = []
@@ -233,7 +233,7 @@ def test_train_step_override_with_own_metrics_and_logs():
             grads = tape.gradient(loss, self.trainable_variables)
             self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
             loss_tracker.update_state(loss)
-            return {"loss": loss_tracker.result(), "steps": float(self.optimizer.iterations.numpy())}
+            return {"loss": loss_tracker.result(), "steps": self.optimizer.iterations}
 
         @property
         def metrics(self):

@@ -322,16 +322,18 @@ def test_model_compile_jit_compile_trains_as_the_eager_fit():
         history = model.fit(x, y, batch_size=50, epochs=2, verbose=0, shuffle=False)
         return model, history.history
 
-    eager, eager_history = fit("auto")
+    traced, traced_history = fit("auto")
     compiled, compiled_history = fit(True)
-    assert eager_history == compiled_history
-    for a, b in zip(eager.weights, compiled.weights):
+    assert traced_history == compiled_history
+    for a, b in zip(traced.weights, compiled.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
-    step = compiled._compiled_train_step
-    assert step.experimental_get_tracing_count() == 2              # batches of 50, then the last 20
-    assert any(c.jit_compile and c.compiled().segments for c in step.traced_concrete_functions())
+    step = compiled._step_functions["train"]
+    assert step.experimental_get_tracing_count() == 1      # one trace for batches of 50 and the last 20, as Keras
+    assert len(step.traced_concrete_functions()) == 2      # compiled code for each of the two batch shapes
+    assert all(c.jit_compile and c.compiled().segments for c in step.traced_concrete_functions())
     assert compiled.get_compile_config()["jit_compile"] is True
-    assert eager._compiled_train_step is None and eager.get_compile_config()["jit_compile"] is False
+    assert traced.get_compile_config()["jit_compile"] is False
+    assert not any(c.jit_compile for c in traced._step_functions["train"].traced_concrete_functions())
 
 
 def test_an_unwritable_cache_directory_falls_back_to_a_private_one(tmp_path, monkeypatch):

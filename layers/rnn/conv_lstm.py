@@ -14,6 +14,7 @@ each step is built from tapeflow ops, so gradients of any order follow.
 """
 import numpy as np
 
+from tapeflow.framework.tensor import host_array
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import array_ops, conv_ops, math_ops
 
@@ -208,7 +209,8 @@ class ConvLSTM(RNN):
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         if initial_state is None and not self.stateful:
-            shape = self.cell.state_shape(sequences.shape[0], self._spatial(sequences.shape))
+            rows = host_array(sequences).shape  # this call's (a traced step is specialised to them)
+            shape = self.cell.state_shape(rows[0], self._spatial(rows))
             initial_state = [array_ops.zeros(shape, self.compute_dtype) for _ in range(2)]
         return super().call(sequences, initial_state=initial_state, mask=mask, training=training)
 
@@ -218,7 +220,7 @@ class ConvLSTM(RNN):
 
     def _run_steps(self, x, states, mask, training):
         cell = self.cell
-        batch, steps = x.shape[0], x.shape[1]
+        batch, steps = host_array(x).shape[:2]
         if mask is not None and len(mask.shape) != 2:
             raise ValueError(f"Layer '{self.name}' takes a mask of shape (batch, steps); received a mask of shape "
                              f"{tuple(mask.shape)}")

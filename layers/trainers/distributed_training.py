@@ -35,6 +35,7 @@ from tapeflow.ops import collective_ops, math_ops
 
 from ..utils import tree
 from .data_adapter import ArrayDataAdapter, epoch_order, unpack_x_y_sample_weight
+from .step_functions import run_step
 
 _replica = threading.local()   # this worker's share of the global batch being run
 
@@ -181,7 +182,7 @@ def train_step(model, data):
     step's all-reduce (with zero gradients) so that every worker applies the same update."""
     _hold_share(model)
     if _active() is None or batch_rows(unpack_x_y_sample_weight(data)[0]) > 0:
-        return model._train_step_function()(data)
+        return run_step(model, "train", data)
     if type(model).train_step is not _default_train_step():
         raise ValueError("A global batch has fewer rows than there are workers, so this worker's shard is empty, "
                          "and the model overrides `train_step`. Choose a `batch_size` (and number of samples) "
@@ -197,7 +198,7 @@ def test_step(model, data):
     """``model.test_step(data)``; a worker with an empty shard only joins the metric reduction."""
     _hold_share(model)
     if _active() is None or batch_rows(unpack_x_y_sample_weight(data)[0]) > 0:
-        return model.test_step(data)
+        return run_step(model, "test", data)
     return model.get_metrics_result()
 
 

@@ -6,6 +6,8 @@ default runs the model under a GradientTape, computes the compiled loss plus
 metrics; it returns the metric results. The epoch loss is the mean of the
 batch losses weighted by batch size (the loss tracker is a Mean metric).
 """
+import warnings
+
 import numpy as np
 
 from tapeflow.backprop import GradientTape
@@ -16,6 +18,7 @@ from ..utils import tree
 from ..callbacks import CallbackList
 from . import distributed_training
 from .compile_utils import CompileLoss, CompileMetrics
+from .step_functions import reset_step_functions, run_step
 from .data_adapter import (ArrayDataAdapter, check_data_cardinality, get_data_adapter, is_array_like,
                            pack_x_y_sample_weight, structure_to_arrays, train_validation_split,
                            unpack_x_y_sample_weight)
@@ -30,7 +33,7 @@ def _python_value(value):
     if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
         try:
             value = value.numpy()
-        except TypeError:
+        except (TypeError, NotImplementedError):
             return value
     if isinstance(value, np.ndarray):
         return float(value) if value.ndim == 0 else value
@@ -86,10 +89,14 @@ class Trainer:
         d["_compile_loss"] = compile_loss
         d["_compile_metrics"] = compile_metrics
         d["_loss_tracker"] = Mean(name="loss")
+        if run_eagerly and jit_compile is True:
+            warnings.warn("If `run_eagerly` is True, then `jit_compile` cannot also be True. Disabling "
+                          "`jit_compile`.", stacklevel=2)
         d["_run_eagerly"] = bool(run_eagerly)
         d["steps_per_execution"] = steps_per_execution
-        d["jit_compile"] = jit_compile is True      # "auto" stays eager, as the CPU backend of Keras does
-        d["_compiled_train_step"] = None
+        # "auto": traced, not compiled (step_functions.py); Keras on TensorFlow resolves it to False as well
+        d["jit_compile"] = jit_compile is True and not run_eagerly
+        reset_step_functions(self)
         d["compiled"] = True
         d["_compile_config"] = {"optimizer": optimizer, "loss": loss, "loss_weights": loss_weights,
                                 "metrics": metrics, "weighted_metrics": weighted_metrics,
@@ -240,16 +247,6 @@ class Trainer:
             self.optimizer.apply_gradients(zip(grads, variables))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
-    def _train_step_function(self):
-        """train_step; with compile(jit_compile=True) traced once per batch signature into compiled code."""
-        if not self.jit_compile or self._run_eagerly:
-            return self.train_step
-        step = self.__dict__.get("_compiled_train_step")
-        if step is None:
-            from tapeflow.function import function
-            step = self.__dict__["_compiled_train_step"] = function(self.train_step, jit_compile=True)
-        return step
-
     def test_step(self, data):
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
@@ -363,7 +360,7 @@ class Trainer:
         outputs = []
         for step, (bx, _, _) in enumerate(data):
             callbacks.on_predict_batch_begin(step)
-            out = self.predict_step((bx,))
+            out = run_step(self, "predict", (bx,))
             out = tree.map_structure(host_array, out)
             out = distributed_training.gather_batch(out)  # the rows of every worker
             outputs.append(out)
@@ -390,18 +387,18 @@ class Trainer:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self._assert_compile_called("train_on_batch")
         (bx, by, bsw), _ = self._batch_arrays(x, y, sample_weight, class_weight)
-        logs = pythonify_logs(self.train_step(pack_x_y_sample_weight(bx, by, bsw)))
+        logs = pythonify_logs(run_step(self, "train_on_batch", pack_x_y_sample_weight(bx, by, bsw)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         self._assert_compile_called("test_on_batch")
         (bx, by, bsw), _ = self._batch_arrays(x, y, sample_weight)
-        logs = pythonify_logs(self.test_step(pack_x_y_sample_weight(bx, by, bsw)))
+        logs = pythonify_logs(run_step(self, "test_on_batch", pack_x_y_sample_weight(bx, by, bsw)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def predict_on_batch(self, x):
         (bx, _, _), _ = self._batch_arrays(x)
-        out = self.predict_step((bx,))
+        out = run_step(self, "predict_on_batch", (bx,))
         return tree.map_structure(host_array, out)
 
     # -- validation before any state changes ---------------------------------------

@@ -152,6 +152,8 @@ class Variable:
     def numpy(self):
         state = recording.current()
         if state is not None:
+            if state.graph is not None:     # a value read now would be frozen into the graph
+                raise NotImplementedError("numpy() is only available when eager execution is enabled.")
             self._notify_access(state)
         value = np.array(self._storage, copy=True)
         return value[()] if value.ndim == 0 else value
@@ -284,6 +286,8 @@ class Variable:
         return self._as_tensor().__format__(spec)
 
     def __repr__(self):
+        if recording.tracing_graph() is not None:   # its value at a call is not known while tracing, as in TF
+            return "<tf.Variable '%s' shape=%s dtype=%s>" % (self.name, self.shape, self.dtype.name)
         return "<tf.Variable '%s' shape=%s dtype=%s, %s>" % (
             self.name, self.shape, self.dtype.name, numpy_text(self._value, is_repr=True))
 

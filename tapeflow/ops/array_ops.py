@@ -644,6 +644,9 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
                                    f"shape {x.shape} at axis {axis}")
     lead = x._value.shape[:axis]
     flat = reshape(x, lead + (-1,) + x._value.shape[axis + m.ndim:])
+    if tracing_graph() is not None:   # a Where node: the true positions of each call's mask, not the trace's
+        positions = reshape(execute("Where", (reshape(to_tensor(mask), (-1,)),)), (-1,))
+        return gather(flat, positions, axis=axis)
     return gather(flat, Tensor(np.flatnonzero(m)), axis=axis)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..framework import dtypes
 from ..framework.errors import InvalidArgumentError
+from ..framework.recording import forward_of
 from .common import execute, int_list, no_gradient, register_op, to_tensor
 from .stateless_random_ops import categorical_from_stream as _categorical_from_stream
 from .stateless_random_ops import (_normal_fwd as _philox_normal, _truncated_normal_fwd as _philox_truncated,
@@ -78,6 +79,36 @@ def _generator(seed):
     return gen
 
 
+def _drawn_without_advancing(op_type):
+    """What a stateful random op computes on a trace's placeholders: the values it would draw, with every
+    stream left where it was. The draws happen when the traced graph runs, so a traced function (a Keras
+    step traced by fit) draws the numbers the same code draws eagerly, however often it was traced."""
+    def at_trace(*args, **attrs):
+        saved = _saved_streams()
+        try:
+            return forward_of(op_type)[0](*args, **attrs)
+        finally:
+            _restore_streams(saved)
+    return at_trace
+
+
+def _saved_streams():
+    op_seeds = _state["op_seeds"]
+    return (_state["rng"], _state["rng"].bit_generator.state, dict(_state["streams"]),
+            {k: g.bit_generator.state for k, g in _state["streams"].items()},
+            op_seeds, None if op_seeds is None else op_seeds.getstate(), dict(_state["philox"]))
+
+
+def _restore_streams(saved):
+    rng, rng_state, streams, stream_states, op_seeds, op_seeds_state, philox = saved
+    rng.bit_generator.state = rng_state
+    for key, generator in streams.items():
+        generator.bit_generator.state = stream_states[key]
+    if op_seeds is not None:
+        op_seeds.setstate(op_seeds_state)
+    _state.update(rng=rng, streams=streams, op_seeds=op_seeds, philox=philox)
+
+
 def _float_dtype(dtype):
     dtype = dtypes.as_dtype(dtype)
     if not dtype.is_floating:
@@ -100,33 +131,33 @@ def _is_number(v):
 # Random tensors are ops (with no gradient), not constants: a traced tf.function
 # re-runs them on every call instead of replaying the values seen while tracing.
 # Scaling by Python numbers happens in the output dtype, as TensorFlow multiplies and adds tensors.
-@register_op("RandomStandardNormal")
+@register_op("RandomStandardNormal", at_trace=_drawn_without_advancing("RandomStandardNormal"))
 def _normal_fwd(shape, dtype, seed, mean=0.0, stddev=1.0):
     np_dtype = np.dtype(dtypes.as_dtype(dtype)._np).type
     values = _philox_normal(_philox_state("RandomStandardNormal", dtype, seed, shape), shape, dtype)
     return values * np_dtype(stddev) + np_dtype(mean)
 
 
-@register_op("TruncatedNormal")
+@register_op("TruncatedNormal", at_trace=_drawn_without_advancing("TruncatedNormal"))
 def _truncated_normal_fwd(shape, dtype, seed, mean=0.0, stddev=1.0):
     np_dtype = np.dtype(dtypes.as_dtype(dtype)._np).type
     values = _philox_truncated(_philox_state("TruncatedNormal", dtype, seed, shape), shape, dtype)
     return values * np_dtype(stddev) + np_dtype(mean)
 
 
-@register_op("RandomUniform")
+@register_op("RandomUniform", at_trace=_drawn_without_advancing("RandomUniform"))
 def _uniform_fwd(shape, dtype, seed, minval=0.0, maxval=1.0):
     np_dtype = np.dtype(dtypes.as_dtype(dtype)._np).type
     values = _philox_uniform(_philox_state("RandomUniform", dtype, seed, shape), shape, dtype)
     return values * (np_dtype(maxval) - np_dtype(minval)) + np_dtype(minval)
 
 
-@register_op("RandomUniformInt")
+@register_op("RandomUniformInt", at_trace=_drawn_without_advancing("RandomUniformInt"))
 def _uniform_int_fwd(shape, dtype, seed, minval, maxval):
     return _philox_uniform_int(_philox_state("RandomUniformInt", dtype, seed, shape), shape, dtype, minval, maxval)
 
 
-@register_op("RandomShuffle")
+@register_op("RandomShuffle", at_trace=_drawn_without_advancing("RandomShuffle"))
 def _shuffle_fwd(x, seed):
     """The rows of x in TensorFlow's order for the seed (one 32-bit word per row, four per block)."""
     n = x.shape[0] if x.ndim else 0
@@ -150,7 +181,7 @@ def first_shuffle_order(n):
     return philox.shuffle_order(np.uint64(_state["global_seed"] % 2 ** 64), np.uint64(0), np.uint64(0), int(n))
 
 
-@register_op("Multinomial")
+@register_op("Multinomial", at_trace=_drawn_without_advancing("Multinomial"))
 def _multinomial_fwd(logits, num_samples, dtype, seed):
     """TensorFlow's sampling (see stateless_random_ops.categorical_from_stream) on the op's stateful stream."""
     rows = logits.shape[0] if np.ndim(logits) == 2 else 0
@@ -160,7 +191,7 @@ def _multinomial_fwd(logits, num_samples, dtype, seed):
     return _categorical_from_stream((key, lo, hi), logits, num_samples, dtype)
 
 
-@register_op("DropoutMask")
+@register_op("DropoutMask", at_trace=_drawn_without_advancing("DropoutMask"))
 def _dropout_mask_fwd(shape, rate, dtype, seed):
     """0 with probability ``rate``, 1/(1 - rate) otherwise."""
     np_dtype = np.dtype(dtypes.as_dtype(dtype)._np).type
