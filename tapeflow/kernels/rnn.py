@@ -55,14 +55,18 @@ def _next_state(h, Hp, s_next, b):
 
 
 @kernel
-def negated_preactivations(rec, z, s, out, t):
-    """out[t, :, :w] = -(rec + z[:, s, :w]) for ``rec`` = h_prev @ R of width w: the argument of exp(-x)
-    (and of tanh(-x))."""
+def negated_preactivations(rec, z, bias, s, out, t):
+    """out[t, :, :w] = -(rec + (z[:, s, :w] + bias[:w])) for ``rec`` = h_prev @ R of width w: the argument of
+    exp(-x) (and of tanh(-x)). An empty ``bias`` adds nothing."""
     batch, width = rec.shape
     for b in range(batch):
         r, x, o = rec[b], z[b, s], out[t, b]
-        for j in range(width):
-            o[j] = -(r[j] + x[j])
+        if bias.size:
+            for j in range(width):
+                o[j] = -(r[j] + (x[j] + bias[j]))
+        else:
+            for j in range(width):
+                o[j] = -(r[j] + x[j])
 
 
 @kernel
@@ -154,13 +158,19 @@ def gru_v1_reset(saved, Hp, t, s):
 
 
 @kernel
-def gru_v1_candidate(z, rh_R, saved, t, s):
-    """reset_after=False: saved[t, :, 2U:3U] = x_h + (r * h_prev) @ R_h, the candidate's pre-activation."""
+def gru_v1_candidate(z, bias, rh_R, saved, t, s):
+    """reset_after=False: saved[t, :, 2U:3U] = (x_h + b_h) + (r * h_prev) @ R_h, the candidate's
+    pre-activation (no b_h for an empty ``bias``)."""
     batch, units = rh_R.shape
     for b in range(batch):
         x_h, p, hh = z[b, s, 2 * units:], rh_R[b], saved[t, b, 2 * units:3 * units]
-        for u in range(units):
-            hh[u] = x_h[u] + p[u]
+        if bias.size:
+            b_h = bias[2 * units:]
+            for u in range(units):
+                hh[u] = (x_h[u] + b_h[u]) + p[u]
+        else:
+            for u in range(units):
+                hh[u] = x_h[u] + p[u]
 
 
 @kernel
@@ -181,13 +191,17 @@ def gru_state(saved, Hp, H, mask, t, s, s_next):
 
 
 @kernel
-def simple_preactivation(rec, z, s):
-    """rec = h_prev @ R + z[:, s] in place, the SimpleRNN pre-activation."""
+def simple_preactivation(rec, z, bias, s):
+    """rec = h_prev @ R + (z[:, s] + bias) in place, the SimpleRNN pre-activation (no bias if it is empty)."""
     batch, units = rec.shape
     for b in range(batch):
         r, x = rec[b], z[b, s]
-        for u in range(units):
-            r[u] += x[u]
+        if bias.size:
+            for u in range(units):
+                r[u] += x[u] + bias[u]
+        else:
+            for u in range(units):
+                r[u] += x[u]
 
 
 @kernel
@@ -204,27 +218,43 @@ def masked_state(new, Hp, H, mask, t, s, s_next):
 # ``h @ R``, and ``dh_pass`` (``dc_carry``), what reaches it directly; it leaves in them what reaches h_prev
 # (c_prev) other than through ``h_prev @ R``. It writes the step's pre-activation cotangents into ``dz``
 # (batch, T, ...) at the input step; the GRUs also the cotangent of the recurrent product where it differs
-# from dz (reset_after=True) or is used in blocks (reset_after=False).
+# from dz (reset_after=True) or is used in blocks (reset_after=False). An empty cotangent of the outputs
+# (``dH``, ``dC``) stands for zeros, and is not read. Given a non-empty ``db`` (the input bias's gradient,
+# zeros on entry), they add the step's dz rows to it while they are in cache.
 
 
 @kernel
 def _total_state_cotangent(dH, drec_h, dh_pass, t, b):
     """dh_pass[b] = dH[b, t] + drec_h[b] + dh_pass[b]: all that reaches the step's h."""
-    dh, d_out, d_rec = dh_pass[b], dH[b, t], drec_h[b]
-    for u in range(dh.size):
-        dh[u] = d_out[u] + d_rec[u] + dh[u]
+    dh, d_rec = dh_pass[b], drec_h[b]
+    if dH.size:
+        d_out = dH[b, t]
+        for u in range(dh.size):
+            dh[u] = d_out[u] + d_rec[u] + dh[u]
+    else:
+        for u in range(dh.size):
+            dh[u] = d_rec[u] + dh[u]
 
 
 @kernel
-def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, C, c0, mask, t, s, dz):
+def _accumulate(total, row):
+    """total += row, unless ``total`` is empty."""
+    for j in range(total.size):
+        total[j] += row[j]
+
+
+@kernel
+def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, C, c0, mask, t, s, dz, db):
     """Given tc = tanh(C[:, t])."""
     batch, units = drec_h.shape
     one = gates.dtype.type(1)
     for b in range(batch):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
-        dh, dcc, d_out = dh_pass[b], dc_carry[b], dC[b, t]
-        for u in range(units):
-            dcc[u] = d_out[u] + dcc[u]
+        dh, dcc = dh_pass[b], dc_carry[b]
+        if dC.size:
+            d_out = dC[b, t]
+            for u in range(units):
+                dcc[u] = d_out[u] + dcc[u]
         d = dz[b, s]
         if not mask[b, s]:
             _zero(d)
@@ -247,6 +277,7 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, gates, tc, C, c0, mask, t, 
         for u in range(units):
             dcc[u] *= f[u]
         _zero(dh)
+        _accumulate(db, d)
 
 
 @kernel
@@ -304,7 +335,7 @@ def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dZs):
 
 
 @kernel
-def gru_v1_backward_gates(d_rh, dh_pass, saved, Hp, mask, t, s, dZs, dz):
+def gru_v1_backward_gates(d_rh, dh_pass, saved, Hp, mask, t, s, dZs, dz, db):
     """reset_after=False backward, second half, given d_rh = dz_h @ R_h.T: dZs[t] of the r gate, and the
     step's cotangents copied to dz[:, s]."""
     batch, units = d_rh.shape
@@ -317,11 +348,12 @@ def gru_v1_backward_gates(d_rh, dh_pass, saved, Hp, mask, t, s, dZs, dz):
                 dpr[u] = dr[u] * h_prev[u] * r[u] * (one - r[u])
             for u in range(units):
                 dh[u] += dr[u] * r[u]
+            _accumulate(db, dZs[t, b])
         _copy(dz[b, s], dZs[t, b])
 
 
 @kernel
-def simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz):
+def simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz, db):
     batch, units = drec_h.shape
     one = H.dtype.type(1)
     for b in range(batch):
@@ -334,3 +366,4 @@ def simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz):
             for u in range(units):
                 d[u] = dh[u] * (one - h[u] * h[u])
             _zero(dh)
+            _accumulate(db, d)
