@@ -81,13 +81,14 @@ def _step_index(t, steps, go_backwards):
 
 def _reserve_layout(cell, steps, batch, units):
     """What the forward keeps for the backward, as (name, shape) parts of one flat buffer: Hp, at [:, s] the
-    state input step s was processed from; per processing step, the LSTM's gates [i, f, g, o] (tanh(c) is
-    recomputed: cheaper than a trip through memory), the GRU's [z, r, hh, h_prev @ R_h + rb_h]
+    state input step s was processed from; per processing step, the LSTM's sigmoid gates [i, f, o], its
+    candidate g and tanh(c), each contiguous per step (what numpy's exp and tanh need to run at full speed),
+    the GRU's [z, r, hh, h_prev @ R_h + rb_h]
     (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
     T, B, U = steps, batch, units
     parts = [("Hp", (B, T, U))]
     if cell == "lstm":
-        parts.append(("gates", (T, B, 4 * U)))
+        parts += [("sig", (T, B, 3 * U)), ("cand", (T, B, U)), ("TC", (T, B, U))]
     elif cell in ("gru", "gru_v1"):
         parts.append(("saved", (T, B, 4 * U)))
     return parts
@@ -132,7 +133,7 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
     rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product
     tmp = np.empty((batch, U), dtype)
     if cell == "lstm":
-        act, tc = parts["gates"], np.empty((batch, U), dtype)
+        sig, cand, TC = parts["sig"], parts["cand"], parts["TC"]
     if cell == "gru_v1":
         R_zr, R_h = np.ascontiguousarray(R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
         rec = rec[:, :2 * U]
@@ -141,12 +142,12 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
         s_next = _step_index(t + 1, steps, go_backwards) if t + 1 < steps else -1
         if cell == "lstm":
             np.matmul(Hp[:, s], R, out=rec)
-            K.negated_preactivations(rec, z, rb, s, act, t)
-            np.tanh(act[t, :, 2 * U:3 * U], out=tmp)              # -g
-            np.exp(act[t], out=act[t])
-            K.lstm_state(act, tmp, C, c0, mask, t, s)
-            np.tanh(C[:, t], out=tc)
-            K.lstm_output(act, tc, Hp, H, mask, t, s, s_next)
+            K.lstm_preactivations(rec, z, rb, s, sig, cand, t)
+            np.exp(sig[t], out=sig[t])
+            np.tanh(cand[t], out=cand[t])
+            K.lstm_state(sig, cand, C, TC, c0, mask, t, s)
+            np.tanh(TC[t], out=TC[t])
+            K.lstm_output(sig, TC, Hp, H, mask, t, s, s_next)
         elif cell == "gru":
             np.matmul(Hp[:, s], R, out=rec)
             K.gru_gate_inputs(rec, rb, z, saved, t, s)
@@ -215,12 +216,11 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, input_bias, cell, go_backwards, 
         R_zrT = np.ascontiguousarray(R[:, :2 * U].T)
         R_hT = np.ascontiguousarray(R[:, 2 * U:].T)
         d_rh = np.empty((batch, U), dtype)
-    tc = np.empty((batch, U), dtype)
     for t in range(steps - 1, -1, -1):
         s = _step_index(t, steps, go_backwards)
         if cell == "lstm":
-            np.tanh(C[:, t], out=tc)
-            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], tc, C, c0, mask, t, s, dz, db)
+            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["sig"], parts["cand"], parts["TC"], C, c0, mask,
+                            t, s, dz, db)
             np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
             K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dRec, dRec_h, dz)
