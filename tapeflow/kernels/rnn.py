@@ -307,18 +307,18 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, sig, cand, TC, C, c0, mask,
 
 
 @kernel
-def gru_backward(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dRec, dRec_h, dz):
-    """reset_after=True: dz for the input pre-activations, ``dRec`` (batch, 3U) for the step's
-    ``h_prev @ R + rb``; its candidate part, the only one that differs from dz, also into dRec_h[:, s]."""
+def gru_backward(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dRec, dz, db):
+    """reset_after=True: dz for the input pre-activations, and dRec[:, s] (batch, T, 3U) for the step's
+    ``h_prev @ R + rb``, which differs from dz in its candidate part only; ``db`` accumulates dRec (the
+    recurrent bias's gradient)."""
     batch, units = drec_h.shape
     one = saved.dtype.type(1)
     for b in range(batch):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
-        d, drec = dz[b, s], dRec[b]
+        d, drec = dz[b, s], dRec[b, s]
         if not mask[b, s]:
             _zero(d)
             _zero(drec)
-            _zero(dRec_h[b, s])
             continue
         dh, h_prev, row = dh_pass[b], Hp[b, s], saved[t, b]
         zg, r, hh, rh = row[:units], row[units:2 * units], row[2 * units:3 * units], row[3 * units:]
@@ -333,9 +333,9 @@ def gru_backward(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dRec, dRec_h, dz):
         drh = drec[2 * units:]
         for u in range(units):
             drh[u] = dph[u] * r[u]
-        _copy(dRec_h[b, s], drh)
         for u in range(units):
             dh[u] *= zg[u]
+        _accumulate(db, drec)
 
 
 @kernel

@@ -202,10 +202,10 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, input_bias, cell, go_backwards, 
     dtype = R.dtype
     U = units
     dz = np.empty((batch, steps, gates * U), dtype)          # in input order
-    db = np.zeros((gates * U if input_bias else 0,), dtype)
+    db = np.zeros((gates * U if input_bias or cell == "gru" else 0,), dtype)  # the GRU's: its recurrent bias
     Hp = parts["Hp"]
-    if cell == "gru":        # the step's cotangent of h_prev @ R + rb, and its candidate part for all steps
-        dRec, dRec_h = np.empty((batch, 3 * U), dtype), np.empty((batch, steps, U), dtype)
+    if cell == "gru":        # the cotangents of h_prev @ R + rb, in input order
+        dRec = np.empty((batch, steps, 3 * U), dtype)
     elif cell == "gru_v1":   # in processing order
         dZs = np.empty((steps, batch, gates * U), dtype)
     drec_h = np.zeros((batch, U), dtype)
@@ -223,8 +223,8 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, input_bias, cell, go_backwards, 
                             t, s, dz, db)
             np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
-            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dRec, dRec_h, dz)
-            np.matmul(dRec, RT, out=drec_h)
+            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dRec, dz, db)
+            np.matmul(dRec[:, s], RT, out=drec_h)
         elif cell == "gru_v1":
             K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dZs)
             np.matmul(dZs[t, :, 2 * U:], R_hT, out=d_rh)
@@ -238,9 +238,7 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, input_bias, cell, go_backwards, 
     flat = dz.reshape(-1, gates * U)
     drb = db
     if cell == "gru":
-        dRec_h = dRec_h.reshape(-1, U)
-        dR = np.concatenate([H_prev.T @ flat[:, :2 * U], H_prev.T @ dRec_h], axis=1)
-        drb = np.concatenate([flat[:, :2 * U].sum(axis=0), dRec_h.sum(axis=0)])
+        dR = H_prev.T @ dRec.reshape(-1, 3 * U)
     elif cell == "gru_v1":
         rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
         dR = np.concatenate([H_prev.T @ flat[:, :2 * U], rh.T @ dZs.reshape(-1, gates * U)[:, 2 * U:]], axis=1)
