@@ -25,7 +25,8 @@ scalar of that dtype), as the ops computing the same step by step do.
 
 Gate layouts of z and dz are Keras's: LSTM [i, f, c, o], GRU [z, r, h]. The LSTM keeps its sigmoid gates
 [i, f, o] (T, batch, 3U), its candidate (T, batch, U) and tanh(c) (T, batch, U) in separate step-major
-buffers: numpy's exp and tanh run several times faster on a contiguous block than on strided rows.
+buffers, the GRUs their gates [z, r] (T, batch, 2U), candidate and recurrent term (T, batch, U) likewise:
+numpy's exp and tanh run several times faster on a contiguous block than on strided rows.
 """
 
 from numba import njit
@@ -141,30 +142,30 @@ def lstm_output(sig, TC, Hp, H, mask, t, s, s_next):
 
 
 @kernel
-def gru_gate_inputs(rec, rb, z, saved, t, s):
+def gru_gate_inputs(rec, rb, z, zr, t, s):
     """reset_after=True. On entry ``rec`` = h_prev @ R; on exit rec = h_prev @ R + rb and
-    saved[t, :, :2U] = -(pre-activations of z and r)."""
+    zr[t] = -(pre-activations of z and r)."""
     batch, width = rec.shape
     units = width // 3
     for b in range(batch):
         r = rec[b]
         for j in range(width):
             r[j] += rb[j]
-        x, o = z[b, s], saved[t, b]
+        x, o = z[b, s], zr[t, b]
         for j in range(2 * units):
             o[j] = -(r[j] + x[j])
 
 
 @kernel
-def gru_candidate(z, rec, saved, t, s):
-    """reset_after=True. On entry saved[t, :, :2U] holds exp(-pre-activation) of z and r, ``rec`` is
-    h_prev @ R + rb. Writes saved[t] = [z, r, x_h + r * rec_h, rec_h]."""
+def gru_candidate(z, rec, zr, HH, RH, t, s):
+    """reset_after=True. On entry zr[t] holds exp(-pre-activation) of z and r, ``rec`` is h_prev @ R + rb.
+    Writes zr[t] = [z, r], HH[t] = x_h + r * rec_h (the candidate's pre-activation) and RH[t] = rec_h."""
     batch = rec.shape[0]
     units = rec.shape[1] // 3
     for b in range(batch):
-        row = saved[t, b]
-        sigmoids_in_place(row[:2 * units])
-        r, hh, rh = row[units:2 * units], row[2 * units:3 * units], row[3 * units:]
+        row = zr[t, b]
+        sigmoids_in_place(row)
+        r, hh, rh = row[units:], HH[t, b], RH[t, b]
         rec_h, x_h = rec[b, 2 * units:], z[b, s, 2 * units:]
         _copy(rh, rec_h)
         for u in range(units):
@@ -172,25 +173,25 @@ def gru_candidate(z, rec, saved, t, s):
 
 
 @kernel
-def gru_v1_reset(saved, Hp, t, s):
-    """reset_after=False. On entry saved[t, :, :2U] holds exp(-pre-activation) of z and r; on exit
-    saved[t] = [z, r, ., r * h_prev]."""
+def gru_v1_reset(zr, RH, Hp, t, s):
+    """reset_after=False. On entry zr[t] holds exp(-pre-activation) of z and r; on exit zr[t] = [z, r] and
+    RH[t] = r * h_prev."""
     batch, units = Hp.shape[0], Hp.shape[2]
     for b in range(batch):
-        row = saved[t, b]
-        sigmoids_in_place(row[:2 * units])
-        r, rh, h_prev = row[units:2 * units], row[3 * units:], Hp[b, s]
+        row = zr[t, b]
+        sigmoids_in_place(row)
+        r, rh, h_prev = row[units:], RH[t, b], Hp[b, s]
         for u in range(units):
             rh[u] = r[u] * h_prev[u]
 
 
 @kernel
-def gru_v1_candidate(z, bias, rh_R, saved, t, s):
-    """reset_after=False: saved[t, :, 2U:3U] = (x_h + b_h) + (r * h_prev) @ R_h, the candidate's
-    pre-activation (no b_h for an empty ``bias``)."""
+def gru_v1_candidate(z, bias, rh_R, HH, t, s):
+    """reset_after=False: HH[t] = (x_h + b_h) + (r * h_prev) @ R_h, the candidate's pre-activation (no b_h
+    for an empty ``bias``)."""
     batch, units = rh_R.shape
     for b in range(batch):
-        x_h, p, hh = z[b, s, 2 * units:], rh_R[b], saved[t, b, 2 * units:3 * units]
+        x_h, p, hh = z[b, s, 2 * units:], rh_R[b], HH[t, b]
         if bias.size:
             b_h = bias[2 * units:]
             for u in range(units):
@@ -201,15 +202,15 @@ def gru_v1_candidate(z, bias, rh_R, saved, t, s):
 
 
 @kernel
-def gru_state(saved, Hp, H, mask, t, s, s_next):
-    """h = z * h_prev + (1 - z) * hh from saved[t] = [z, r, hh, .] (h_prev on masked rows), into H[:, t] and
-    Hp[:, s_next]."""
+def gru_state(zr, HH, Hp, H, mask, t, s, s_next):
+    """h = z * h_prev + (1 - z) * hh from zr[t] = [z, r] and HH[t] = hh (h_prev on masked rows), into H[:, t]
+    and Hp[:, s_next]."""
     batch, units = Hp.shape[0], Hp.shape[2]
-    one = saved.dtype.type(1)
+    one = zr.dtype.type(1)
     for b in range(batch):
         h, h_prev = H[b, t], Hp[b, s]
         if mask[b, s]:
-            zg, hh = saved[t, b, :units], saved[t, b, 2 * units:3 * units]
+            zg, hh = zr[t, b, :units], HH[t, b]
             for u in range(units):
                 h[u] = zg[u] * h_prev[u] + (one - zg[u]) * hh[u]
         else:
@@ -307,12 +308,12 @@ def lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, sig, cand, TC, C, c0, mask,
 
 
 @kernel
-def gru_backward(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dRec, dz, db):
+def gru_backward(dH, drec_h, dh_pass, zr, HH, RH, Hp, mask, t, s, dRec, dz, db):
     """reset_after=True: dz for the input pre-activations, and dRec[:, s] (batch, T, 3U) for the step's
     ``h_prev @ R + rb``, which differs from dz in its candidate part only; ``db`` accumulates dRec (the
     recurrent bias's gradient)."""
     batch, units = drec_h.shape
-    one = saved.dtype.type(1)
+    one = zr.dtype.type(1)
     for b in range(batch):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
         d, drec = dz[b, s], dRec[b, s]
@@ -320,8 +321,8 @@ def gru_backward(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dRec, dz, db):
             _zero(d)
             _zero(drec)
             continue
-        dh, h_prev, row = dh_pass[b], Hp[b, s], saved[t, b]
-        zg, r, hh, rh = row[:units], row[units:2 * units], row[2 * units:3 * units], row[3 * units:]
+        dh, h_prev = dh_pass[b], Hp[b, s]
+        zg, r, hh, rh = zr[t, b, :units], zr[t, b, units:], HH[t, b], RH[t, b]
         dpz, dpr, dph = d[:units], d[units:2 * units], d[2 * units:]
         for u in range(units):
             dph[u] = dh[u] * (one - zg[u]) * (one - hh[u] * hh[u])
@@ -339,18 +340,18 @@ def gru_backward(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dRec, dz, db):
 
 
 @kernel
-def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dZs):
+def gru_v1_backward_state(dH, drec_h, dh_pass, zr, HH, Hp, mask, t, s, dZs):
     """reset_after=False backward, first half: dZs[t] of the z and h gates; dh_pass = dh * z."""
     batch, units = drec_h.shape
-    one = saved.dtype.type(1)
+    one = zr.dtype.type(1)
     for b in range(batch):
         _total_state_cotangent(dH, drec_h, dh_pass, t, b)
         d = dZs[t, b]
         if not mask[b, s]:
             _zero(d)
             continue
-        dh, h_prev, row = dh_pass[b], Hp[b, s], saved[t, b]
-        zg, hh = row[:units], row[2 * units:3 * units]
+        dh, h_prev = dh_pass[b], Hp[b, s]
+        zg, hh = zr[t, b, :units], HH[t, b]
         dpz, dph = d[:units], d[2 * units:]
         for u in range(units):
             dpz[u] = dh[u] * (h_prev[u] - hh[u]) * zg[u] * (one - zg[u])
@@ -361,14 +362,14 @@ def gru_v1_backward_state(dH, drec_h, dh_pass, saved, Hp, mask, t, s, dZs):
 
 
 @kernel
-def gru_v1_backward_gates(d_rh, dh_pass, saved, Hp, mask, t, s, dZs, dz, db):
+def gru_v1_backward_gates(d_rh, dh_pass, zr, Hp, mask, t, s, dZs, dz, db):
     """reset_after=False backward, second half, given d_rh = dz_h @ R_h.T: dZs[t] of the r gate, and the
     step's cotangents copied to dz[:, s]."""
     batch, units = d_rh.shape
-    one = saved.dtype.type(1)
+    one = zr.dtype.type(1)
     for b in range(batch):
         if mask[b, s]:
-            r, h_prev, dr, dh = saved[t, b, units:2 * units], Hp[b, s], d_rh[b], dh_pass[b]
+            r, h_prev, dr, dh = zr[t, b, units:], Hp[b, s], d_rh[b], dh_pass[b]
             dpr = dZs[t, b, units:2 * units]
             for u in range(units):
                 dpr[u] = dr[u] * h_prev[u] * r[u] * (one - r[u])

@@ -83,14 +83,14 @@ def _reserve_layout(cell, steps, batch, units):
     """What the forward keeps for the backward, as (name, shape) parts of one flat buffer: Hp, at [:, s] the
     state input step s was processed from; per processing step, the LSTM's sigmoid gates [i, f, o], its
     candidate g and tanh(c), each contiguous per step (what numpy's exp and tanh need to run at full speed),
-    the GRU's [z, r, hh, h_prev @ R_h + rb_h]
+    the GRU's [z, r], hh and h_prev @ R_h + rb_h
     (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
     T, B, U = steps, batch, units
     parts = [("Hp", (B, T, U))]
     if cell == "lstm":
         parts += [("sig", (T, B, 3 * U)), ("cand", (T, B, U)), ("TC", (T, B, U))]
     elif cell in ("gru", "gru_v1"):
-        parts.append(("saved", (T, B, 4 * U)))
+        parts += [("zr", (T, B, 2 * U)), ("HH", (T, B, U)), ("RH", (T, B, U))]
     return parts
 
 
@@ -129,7 +129,7 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
     Hp = parts["Hp"]
     if steps:
         Hp[:, _step_index(0, steps, go_backwards)] = h0
-    saved = parts.get("saved")
+    zr, HH, RH = parts.get("zr"), parts.get("HH"), parts.get("RH")
     rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product
     tmp = np.empty((batch, U), dtype)
     if cell == "lstm":
@@ -150,20 +150,20 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
             K.lstm_output(sig, TC, Hp, H, mask, t, s, s_next)
         elif cell == "gru":
             np.matmul(Hp[:, s], R, out=rec)
-            K.gru_gate_inputs(rec, rb, z, saved, t, s)
-            np.exp(saved[t, :, :2 * U], out=saved[t, :, :2 * U])
-            K.gru_candidate(z, rec, saved, t, s)
-            np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
-            K.gru_state(saved, Hp, H, mask, t, s, s_next)
+            K.gru_gate_inputs(rec, rb, z, zr, t, s)
+            np.exp(zr[t], out=zr[t])
+            K.gru_candidate(z, rec, zr, HH, RH, t, s)
+            np.tanh(HH[t], out=HH[t])
+            K.gru_state(zr, HH, Hp, H, mask, t, s, s_next)
         elif cell == "gru_v1":
             np.matmul(Hp[:, s], R_zr, out=rec)
-            K.negated_preactivations(rec, z, rb, s, saved, t)
-            np.exp(saved[t, :, :2 * U], out=saved[t, :, :2 * U])
-            K.gru_v1_reset(saved, Hp, t, s)
-            np.matmul(saved[t, :, 3 * U:], R_h, out=tmp)
-            K.gru_v1_candidate(z, rb, tmp, saved, t, s)
-            np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
-            K.gru_state(saved, Hp, H, mask, t, s, s_next)
+            K.negated_preactivations(rec, z, rb, s, zr, t)
+            np.exp(zr[t], out=zr[t])
+            K.gru_v1_reset(zr, RH, Hp, t, s)
+            np.matmul(RH[t], R_h, out=tmp)
+            K.gru_v1_candidate(z, rb, tmp, HH, t, s)
+            np.tanh(HH[t], out=HH[t])
+            K.gru_state(zr, HH, Hp, H, mask, t, s, s_next)
         else:
             np.matmul(Hp[:, s], R, out=rec)
             K.simple_preactivation(rec, z, rb, s)
@@ -223,12 +223,12 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, input_bias, cell, go_backwards, 
                             t, s, dz, db)
             np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
-            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dRec, dz, db)
+            K.gru_backward(dH, drec_h, dh_pass, parts["zr"], parts["HH"], parts["RH"], Hp, mask, t, s, dRec, dz, db)
             np.matmul(dRec[:, s], RT, out=drec_h)
         elif cell == "gru_v1":
-            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dZs)
+            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["zr"], parts["HH"], Hp, mask, t, s, dZs)
             np.matmul(dZs[t, :, 2 * U:], R_hT, out=d_rh)
-            K.gru_v1_backward_gates(d_rh, dh_pass, parts["saved"], Hp, mask, t, s, dZs, dz, db)
+            K.gru_v1_backward_gates(d_rh, dh_pass, parts["zr"], Hp, mask, t, s, dZs, dz, db)
             np.matmul(dZs[t, :, :2 * U], R_zrT, out=drec_h)
         else:
             K.simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz, db)
@@ -240,7 +240,7 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, input_bias, cell, go_backwards, 
     if cell == "gru":
         dR = H_prev.T @ dRec.reshape(-1, 3 * U)
     elif cell == "gru_v1":
-        rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
+        rh = parts["RH"].reshape(-1, U)
         dR = np.concatenate([H_prev.T @ flat[:, :2 * U], rh.T @ dZs.reshape(-1, gates * U)[:, 2 * U:]], axis=1)
     else:
         dR = H_prev.T @ flat
