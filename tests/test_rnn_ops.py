@@ -283,3 +283,24 @@ def test_a_saved_graph_of_the_old_form_loads_and_gives_the_current_numbers(tmp_p
     current = [H.numpy()] + [g.numpy() for g in tape.gradient(H, [z, R, b, h0, c0], output_gradients=dH)]
     for name, a, c in zip(["H", "dz", "dR", "db", "dh0", "dc0"], old, current):
         np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+def test_outputs_without_cotangent_reach_the_backward_as_absent(monkeypatch):
+    """The tape makes no zero arrays for RNNSequence's outputs that got no cotangent: a loss of H only runs
+    RNNSequenceGrad with the empty form for C's cotangent."""
+    from tapeflow.framework import recording
+    forward, n_out = recording._FORWARDS["RNNSequenceGrad"]
+    seen = []
+
+    def spy(*args, **attrs):
+        seen.append([a.shape for a in args[9:11]])
+        return forward(*args, **attrs)
+    monkeypatch.setitem(recording._FORWARDS, "RNNSequenceGrad", (spy, n_out))
+    arrays, mask = _inputs("lstm", bias=True)
+    tensors = [tf.constant(a) for a in arrays]
+    with tf.GradientTape() as tape:
+        tape.watch(tensors)
+        H, _ = _fused("lstm", mask, False)(*tensors)
+        loss = tf.reduce_sum(H * H)
+    tape.gradient(loss, tensors)
+    assert seen == [[(2, 4, 3), rnn_ops.ABSENT]]

@@ -82,9 +82,9 @@ def _step_index(t, steps, go_backwards):
 def _reserve_layout(cell, steps, batch, units):
     """What the forward keeps for the backward, as (name, shape) parts of one flat buffer: Hp, at [:, s] the
     state input step s was processed from; per processing step, the LSTM's sigmoid gates [i, f, o], its
-    candidate g and tanh(c), each contiguous per step (what numpy's exp and tanh need to run at full speed),
-    the GRU's [z, r], hh and h_prev @ R_h + rb_h
-    (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
+    candidate g and tanh(c); the GRUs' gates [z, r], candidate hh and recurrent term, h_prev @ R_h + rb_h
+    (reset_after=True) or r * h_prev (reset_after=False). Each is contiguous per step: numpy's exp and tanh
+    run at full speed only on contiguous blocks."""
     T, B, U = steps, batch, units
     parts = [("Hp", (B, T, U))]
     if cell == "lstm":
