@@ -21,7 +21,7 @@ from .framework.conversion import convert_to_tensor
 from .framework.logging_util import warn_first_n
 from .framework import recording
 from .framework.recording import TapeState, recording_anything
-from .framework.registry import _GRADIENTS, _NO_GRADIENT, lookup, missing_gradient_error
+from .framework.registry import _GRADIENTS, _NO_GRADIENT, TAKES_MISSING_COTANGENTS, lookup, missing_gradient_error
 from .framework.tensor import Tensor
 from .framework.variables import Variable
 from .ops import array_ops, math_ops
@@ -181,7 +181,7 @@ def backward(tape, targets, target_grads, source_ids):
             bit <<= 1
         if not mask:  # no input depends on a source (its output may be one): nothing to propagate
             continue
-        if out_grads is not None:
+        if out_grads is not None and (rec.grad_fn is not None or rec.type not in TAKES_MISSING_COTANGENTS):
             out_grads = _fill_missing(rec, out_grads)
         if rec.grad_fn is None:
             op_type = rec.type

@@ -121,6 +121,8 @@ case("matmul_batched", tf.matmul, r(2, 2, 3), r(2, 3, 4))
 case("matmul_batch_broadcast", tf.matmul, r(2, 2, 3), r(3, 2))
 case("matmul_batch_broadcast_left", tf.matmul, r(2, 3), r(2, 2, 3, 2))
 case("matmul_batch_broadcast_ones", tf.matmul, r(2, 1, 2, 3), r(1, 2, 3, 2))
+case("matmul_stack_times_matrix_transpose_b", lambda a, b: tf.matmul(a, b, transpose_b=True), r(2, 3, 2, 3), r(4, 3))
+case("matmul_strided_stack_times_matrix", lambda a, b: tf.matmul(a[:, ::2], b), r(2, 4, 2, 3), r(3, 2))
 case("matmul_operator", lambda a, b: a @ b, r(2, 3), r(3, 2))
 case("linalg_matmul", tf.linalg.matmul, r(2, 2), r(2, 2))
 case("matvec", tf.linalg.matvec, r(2, 3), r(3))
@@ -356,6 +358,31 @@ def test_float32_gradients_match_float64(f, inputs):
         results[dtype] = [g.numpy() for g in grads]
     for g32, g64 in zip(results[np.float32], results[np.float64]):
         np.testing.assert_allclose(g32, g64, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+def test_stack_times_matrix_gradient_equals_the_per_matrix_products(transpose_b):
+    """The gradient of a rank-4 ``a @ b`` (one flat product over all rows) against the products of each
+    matrix of the stack with its cotangent, summed over the stack in float64; the stacked-cotangent
+    (jacobian) path, which keeps the batched products, agrees with it."""
+    gen = np.random.default_rng(3)
+    a = gen.normal(size=(3, 5, 7, 6)).astype(np.float32)
+    b = gen.normal(size=(4, 6) if transpose_b else (6, 4)).astype(np.float32)
+    ct = gen.normal(size=(3, 5, 7, 4)).astype(np.float32)
+    ta, tb = tf.constant(a), tf.constant(b)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([ta, tb])
+        y = tf.matmul(ta, tb, transpose_b=transpose_b)
+        loss = tf.reduce_sum(y * ct)
+        columns = tf.reduce_sum(y * ct, axis=[0, 1, 2])
+    ga, gb = tape.gradient(loss, [ta, tb])
+    b64 = b.astype(np.float64).T if transpose_b else b.astype(np.float64)
+    ct64 = ct.astype(np.float64)
+    np.testing.assert_allclose(ga.numpy(), ct64 @ b64.T, rtol=1e-5, atol=1e-5)
+    expected_gb = sum(a[i, j].astype(np.float64).T @ ct64[i, j] for i in range(3) for j in range(5))
+    np.testing.assert_allclose(gb.numpy(), expected_gb.T if transpose_b else expected_gb, rtol=1e-5, atol=1e-4)
+    jac = tape.jacobian(columns, tb).numpy()   # stacked cotangents: batched path
+    np.testing.assert_allclose(jac.sum(axis=0), gb.numpy(), rtol=1e-5, atol=1e-4)
 
 
 # ---------------------------------------------------------- fused bias+relu ---

@@ -192,7 +192,7 @@ class RNN(Layer):
         if training and cell.dropout > 0:
             x = math_ops.multiply(x, array_ops.expand_dims(cell.get_dropout_mask(x[:, 0]), 1))
         z = math_ops.matmul(x, cell.kernel)
-        recurrent_bias = None
+        recurrent_bias = input_bias = None
         if kind == "gru":
             if cell.bias is not None:
                 z = math_ops.add(z, cell.bias[0])
@@ -200,10 +200,10 @@ class RNN(Layer):
             else:
                 recurrent_bias = array_ops.zeros((3 * cell.units,), z.dtype)
         elif cell.bias is not None:
-            z = math_ops.add(z, cell.bias)
+            input_bias = cell.bias  # added inside the op, where the pre-activations are formed anyway
         H, C = rnn_ops.rnn_sequence(z, cell.recurrent_kernel, states[0], kind,
                                     c0=states[1] if kind == "lstm" else None, recurrent_bias=recurrent_bias,
-                                    mask=mask, go_backwards=self.go_backwards)
+                                    mask=mask, go_backwards=self.go_backwards, input_bias=input_bias)
         new_states = [H[:, -1], C[:, -1]] if kind == "lstm" else [H[:, -1]]
         return self._zero_masked(H, mask), new_states
 

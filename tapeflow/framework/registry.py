@@ -39,6 +39,15 @@ def _register(op_type, value, batch_aware=True):
     _GRADIENTS[op_type] = (value, _where_registered(), batch_aware)
 
 
+TAKES_MISSING_COTANGENTS = set()   # op types whose gradient takes None for an output that got no cotangent
+
+
+def takes_missing_cotangents(op_type):
+    """Declares that ``op_type``'s gradient function accepts None for outputs that received no cotangent, so
+    the tape does not make zero arrays for them (large unused outputs, such as a saved buffer)."""
+    TAKES_MISSING_COTANGENTS.add(op_type)
+
+
 def no_gradient(op_type):
     """Marks ``op_type`` as not differentiable: its inputs receive None gradients."""
     if not isinstance(op_type, str):

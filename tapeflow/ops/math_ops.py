@@ -17,7 +17,7 @@ from ..framework.tensor_shape import TensorShape
 from ..framework.variables import Variable
 from .common import (RegisterGradient, batch_ndim, binary_args, execute, is_tensor_like, no_gradient,
                      normalize_axis, quietly, register_op, to_tensor)
-from .core_ops import reduce_sum, stack, sum_to, where
+from .core_ops import reduce_sum, reshape, stack, sum_to, where
 from . import string_ops  # noqa: F401  (registers StringJoin, which string `+` runs)
 
 
@@ -760,12 +760,30 @@ def _matmul_fwd(a, b, transpose_a=False, transpose_b=False):
     return np.matmul(a, b)
 
 
+def _stacked_times_matrix_grad(a, b, grad, tb, skip):
+    """The gradient of ``a @ b`` (or ``a @ b.T``) for ``a`` of rank > 2 and ``b`` of rank 2, as the forward
+    computes it: one product over all rows of ``a`` flattened to a matrix. The weight gradient is then one
+    large product of the rows and their cotangents instead of a stack of small ones and a sum over the stack
+    (the same sum of products, grouped differently)."""
+    rows = (-1, a._value.shape[-1])
+    grad_rows = reshape(grad, (-1, grad._value.shape[-1]))
+    a_c, b_c = conj(a), conj(b)
+    ga = None if 0 in skip else matmul(grad, b_c, transpose_b=not tb)
+    gb = None
+    if 1 not in skip:
+        a_rows = reshape(a_c, rows)
+        gb = matmul(grad_rows, a_rows, transpose_a=True) if tb else matmul(a_rows, grad_rows, transpose_a=True)
+    return ga, gb
+
+
 @RegisterGradient("MatMul")
 def _matmul_grad(op, grad):
     nb = batch_ndim(op, grad)
     a, b = op.inputs
     ta, tb = op.attrs.get("transpose_a", False), op.attrs.get("transpose_b", False)
     skip = op.skip_input_indices
+    if not ta and nb == 0 and a._value.ndim > 2 and b._value.ndim == 2:
+        return _stacked_times_matrix_grad(a, b, grad, tb, skip)
     a_c, b_c = conj(a), conj(b)
     if not ta and not tb:
         ga = None if 0 in skip else matmul(grad, b_c, transpose_b=True)

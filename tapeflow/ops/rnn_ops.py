@@ -9,12 +9,19 @@ computed by the caller with one matmul:
 * ``cell="gru_v1"`` (reset_after=False): hh = tanh(x_h + (r*h) @ R_h)
 * ``cell="simple"``: h = tanh(z_t + h @ R)
 
+where, for all cells but "gru", z_t is (z[:, t] + rb) when rb holds the input bias (gates*units,): the op
+adds it, and its gradient is the sum of the pre-activations' cotangents, which the backward kernels
+accumulate as they write them. rb (0,) adds nothing (graphs saved before the op took the bias).
+
 with h = z*h_prev + (1-z)*hh for the GRUs. ``mask`` (batch, steps) bool: a
 masked step keeps the state. ``go_backwards`` reads the steps last to first.
 Outputs, in processing order: the states h of every step (batch, steps,
 units), the cell states c (LSTM; (batch, steps, 0) otherwise), and a reserve
 (one flat buffer, see ``_reserve_layout``) of states and gate
 values for the backward. Unused inputs are empty: rb (0,) and c0 (batch, 0).
+
+The backward takes the cotangents of H and C; an empty one, shape (0,), stands for zeros (a loss that
+reads only some outputs, or only H): the kernels then read nothing in its place.
 
 Per step, the forward makes one BLAS call for ``h @ R`` into a preallocated
 buffer, numpy's vectorised exp and tanh, and numba kernels for the rest
@@ -28,7 +35,7 @@ import numpy as np
 
 from ..framework.batching import register_batching_rule
 from ..framework.errors import InvalidArgumentError
-from ..framework.registry import RegisterGradient as _PerSliceGradient
+from ..framework.registry import RegisterGradient as _PerSliceGradient, takes_missing_cotangents
 from . import array_ops, math_ops, nn_ops, reduction_ops
 from .common import execute, register_op, to_tensor
 
@@ -54,7 +61,7 @@ def _check(z, R, rb, h0, c0, mask, cell):
         raise InvalidArgumentError(f"RNNSequence: inputs must all be float32 or all float64, got "
                                    f"{sorted(map(str, dtypes))}")
     expected = {"R": (units, gates * units), "h0": (batch, units), "mask": (batch, steps),
-                "rb": (gates * units,) if cell == "gru" else (0,),
+                "rb": (gates * units,) if cell == "gru" or rb.size else (0,),
                 "c0": (batch, units) if cell == "lstm" else (batch, 0)}
     actual = {"R": R.shape, "h0": h0.shape, "mask": mask.shape, "rb": rb.shape, "c0": c0.shape}
     if width != gates * units:
@@ -74,15 +81,16 @@ def _step_index(t, steps, go_backwards):
 
 def _reserve_layout(cell, steps, batch, units):
     """What the forward keeps for the backward, as (name, shape) parts of one flat buffer: Hp, at [:, s] the
-    state input step s was processed from; per processing step, the LSTM's gates [i, f, g, o] (tanh(c) is
-    recomputed: cheaper than a trip through memory), the GRU's [z, r, hh, h_prev @ R_h + rb_h]
-    (reset_after=True) or [z, r, hh, r * h_prev] (reset_after=False)."""
+    state input step s was processed from; per processing step, the LSTM's sigmoid gates [i, f, o], its
+    candidate g and tanh(c); the GRUs' gates [z, r], candidate hh and recurrent term, h_prev @ R_h + rb_h
+    (reset_after=True) or r * h_prev (reset_after=False). Each is contiguous per step: numpy's exp and tanh
+    run at full speed only on contiguous blocks."""
     T, B, U = steps, batch, units
     parts = [("Hp", (B, T, U))]
     if cell == "lstm":
-        parts.append(("gates", (T, B, 4 * U)))
+        parts += [("sig", (T, B, 3 * U)), ("cand", (T, B, U)), ("TC", (T, B, U))]
     elif cell in ("gru", "gru_v1"):
-        parts.append(("saved", (T, B, 4 * U)))
+        parts += [("zr", (T, B, 2 * U)), ("HH", (T, B, U)), ("RH", (T, B, U))]
     return parts
 
 
@@ -121,11 +129,11 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
     Hp = parts["Hp"]
     if steps:
         Hp[:, _step_index(0, steps, go_backwards)] = h0
-    saved = parts.get("saved")
+    zr, HH, RH = parts.get("zr"), parts.get("HH"), parts.get("RH")
     rec = np.empty((batch, gates * U), dtype)  # the step's recurrent product
     tmp = np.empty((batch, U), dtype)
     if cell == "lstm":
-        act, tc = parts["gates"], np.empty((batch, U), dtype)
+        sig, cand, TC = parts["sig"], parts["cand"], parts["TC"]
     if cell == "gru_v1":
         R_zr, R_h = np.ascontiguousarray(R[:, :2 * U]), np.ascontiguousarray(R[:, 2 * U:])
         rec = rec[:, :2 * U]
@@ -134,34 +142,37 @@ def _forward(z, R, rb, h0, c0, mask, cell, go_backwards, batch, steps, units, ga
         s_next = _step_index(t + 1, steps, go_backwards) if t + 1 < steps else -1
         if cell == "lstm":
             np.matmul(Hp[:, s], R, out=rec)
-            K.negated_preactivations(rec, z, s, act, t)
-            np.tanh(act[t, :, 2 * U:3 * U], out=tmp)              # -g
-            np.exp(act[t], out=act[t])
-            K.lstm_state(act, tmp, C, c0, mask, t, s)
-            np.tanh(C[:, t], out=tc)
-            K.lstm_output(act, tc, Hp, H, mask, t, s, s_next)
+            K.lstm_preactivations(rec, z, rb, s, sig, cand, t)
+            np.exp(sig[t], out=sig[t])
+            np.tanh(cand[t], out=cand[t])
+            K.lstm_state(sig, cand, C, TC, c0, mask, t, s)
+            np.tanh(TC[t], out=TC[t])
+            K.lstm_output(sig, TC, Hp, H, mask, t, s, s_next)
         elif cell == "gru":
             np.matmul(Hp[:, s], R, out=rec)
-            K.gru_gate_inputs(rec, rb, z, saved, t, s)
-            np.exp(saved[t, :, :2 * U], out=saved[t, :, :2 * U])
-            K.gru_candidate(z, rec, saved, t, s)
-            np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
-            K.gru_state(saved, Hp, H, mask, t, s, s_next)
+            K.gru_gate_inputs(rec, rb, z, zr, t, s)
+            np.exp(zr[t], out=zr[t])
+            K.gru_candidate(z, rec, zr, HH, RH, t, s)
+            np.tanh(HH[t], out=HH[t])
+            K.gru_state(zr, HH, Hp, H, mask, t, s, s_next)
         elif cell == "gru_v1":
             np.matmul(Hp[:, s], R_zr, out=rec)
-            K.negated_preactivations(rec, z, s, saved, t)
-            np.exp(saved[t, :, :2 * U], out=saved[t, :, :2 * U])
-            K.gru_v1_reset(saved, Hp, t, s)
-            np.matmul(saved[t, :, 3 * U:], R_h, out=tmp)
-            K.gru_v1_candidate(z, tmp, saved, t, s)
-            np.tanh(saved[t, :, 2 * U:3 * U], out=saved[t, :, 2 * U:3 * U])
-            K.gru_state(saved, Hp, H, mask, t, s, s_next)
+            K.negated_preactivations(rec, z, rb, s, zr, t)
+            np.exp(zr[t], out=zr[t])
+            K.gru_v1_reset(zr, RH, Hp, t, s)
+            np.matmul(RH[t], R_h, out=tmp)
+            K.gru_v1_candidate(z, rb, tmp, HH, t, s)
+            np.tanh(HH[t], out=HH[t])
+            K.gru_state(zr, HH, Hp, H, mask, t, s, s_next)
         else:
             np.matmul(Hp[:, s], R, out=rec)
-            K.simple_preactivation(rec, z, s)
+            K.simple_preactivation(rec, z, rb, s)
             np.tanh(rec, out=rec)
             K.masked_state(rec, Hp, H, mask, t, s, s_next)
     return H, C, reserve
+
+
+ABSENT = (0,)  # the shape of a cotangent that stands for zeros
 
 
 @register_op("RNNSequenceGrad", num_outputs=5)
@@ -172,25 +183,29 @@ def _rnn_sequence_grad_fwd(z, R, rb, h0, c0, mask, H, C, reserve, dH, dC, cell, 
     layout = _reserve_layout(cell, steps, batch, units)
     for name, a, shape in (("H", H, state_shape), ("dH", dH, state_shape), ("C", C, cell_state_shape),
                            ("dC", dC, cell_state_shape), ("reserve", reserve, (_reserve_size(layout),))):
-        if a.shape != shape or a.dtype != z.dtype:
-            raise InvalidArgumentError(f"RNNSequenceGrad: {name} has shape {a.shape} ({a.dtype}), expected {shape} "
-                                       f"({z.dtype})")
+        if a.dtype != z.dtype or a.shape != shape and not (name in ("dH", "dC") and a.shape == ABSENT):
+            expected = f"{shape} or {ABSENT} (zeros)" if name in ("dH", "dC") else f"{shape}"
+            raise InvalidArgumentError(f"RNNSequenceGrad: {name} has shape {a.shape} ({a.dtype}), expected "
+                                       f"{expected} ({z.dtype})")
+    dH, dC = (np.empty((0, 0, 0), z.dtype) if a.shape == ABSENT else a for a in (dH, dC))
     c0, mask, H, C, reserve, dH, dC = map(np.ascontiguousarray, (c0, mask, H, C, reserve, dH, dC))
-    return _backward(R, c0, mask, H, C, _reserve_views(reserve, layout), dH, dC, cell, go_backwards,
+    input_bias = cell != "gru" and rb.size > 0
+    return _backward(R, c0, mask, H, C, _reserve_views(reserve, layout), dH, dC, input_bias, cell, go_backwards,
                      batch, steps, units, gates)
 
 
-def _backward(R, c0, mask, H, C, parts, dH, dC, cell, go_backwards, batch, steps, units, gates):
+def _backward(R, c0, mask, H, C, parts, dH, dC, input_bias, cell, go_backwards, batch, steps, units, gates):
     """The loop over the steps in reverse: per step a kernel for the elementwise backward and one BLAS call
     for the cotangent reaching h_prev through h_prev @ R; then the weight gradient of all steps as one matmul
     of the states each step started from and the cotangents of its recurrent product."""
     K = _kernels()
-    dtype = dH.dtype
+    dtype = R.dtype
     U = units
     dz = np.empty((batch, steps, gates * U), dtype)          # in input order
+    db = np.zeros((gates * U if input_bias or cell == "gru" else 0,), dtype)  # the GRU's: its recurrent bias
     Hp = parts["Hp"]
-    if cell == "gru":        # the step's cotangent of h_prev @ R + rb, and its candidate part for all steps
-        dRec, dRec_h = np.empty((batch, 3 * U), dtype), np.empty((batch, steps, U), dtype)
+    if cell == "gru":        # the cotangents of h_prev @ R + rb, in input order
+        dRec = np.empty((batch, steps, 3 * U), dtype)
     elif cell == "gru_v1":   # in processing order
         dZs = np.empty((steps, batch, gates * U), dtype)
     drec_h = np.zeros((batch, U), dtype)
@@ -201,34 +216,31 @@ def _backward(R, c0, mask, H, C, parts, dH, dC, cell, go_backwards, batch, steps
         R_zrT = np.ascontiguousarray(R[:, :2 * U].T)
         R_hT = np.ascontiguousarray(R[:, 2 * U:].T)
         d_rh = np.empty((batch, U), dtype)
-    tc = np.empty((batch, U), dtype)
     for t in range(steps - 1, -1, -1):
         s = _step_index(t, steps, go_backwards)
         if cell == "lstm":
-            np.tanh(C[:, t], out=tc)
-            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["gates"], tc, C, c0, mask, t, s, dz)
+            K.lstm_backward(dH, dC, drec_h, dh_pass, dc_carry, parts["sig"], parts["cand"], parts["TC"], C, c0, mask,
+                            t, s, dz, db)
             np.matmul(dz[:, s], RT, out=drec_h)
         elif cell == "gru":
-            K.gru_backward(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dRec, dRec_h, dz)
-            np.matmul(dRec, RT, out=drec_h)
+            K.gru_backward(dH, drec_h, dh_pass, parts["zr"], parts["HH"], parts["RH"], Hp, mask, t, s, dRec, dz, db)
+            np.matmul(dRec[:, s], RT, out=drec_h)
         elif cell == "gru_v1":
-            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["saved"], Hp, mask, t, s, dZs)
+            K.gru_v1_backward_state(dH, drec_h, dh_pass, parts["zr"], parts["HH"], Hp, mask, t, s, dZs)
             np.matmul(dZs[t, :, 2 * U:], R_hT, out=d_rh)
-            K.gru_v1_backward_gates(d_rh, dh_pass, parts["saved"], Hp, mask, t, s, dZs, dz)
+            K.gru_v1_backward_gates(d_rh, dh_pass, parts["zr"], Hp, mask, t, s, dZs, dz, db)
             np.matmul(dZs[t, :, :2 * U], R_zrT, out=drec_h)
         else:
-            K.simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz)
+            K.simple_backward(dH, drec_h, dh_pass, H, mask, t, s, dz, db)
             np.matmul(dz[:, s], RT, out=drec_h)
     dh0 = drec_h + dh_pass
     H_prev = Hp.reshape(-1, U)
     flat = dz.reshape(-1, gates * U)
-    drb = np.zeros((0,), dtype)
+    drb = db
     if cell == "gru":
-        dRec_h = dRec_h.reshape(-1, U)
-        dR = np.concatenate([H_prev.T @ flat[:, :2 * U], H_prev.T @ dRec_h], axis=1)
-        drb = np.concatenate([flat[:, :2 * U].sum(axis=0), dRec_h.sum(axis=0)])
+        dR = H_prev.T @ dRec.reshape(-1, 3 * U)
     elif cell == "gru_v1":
-        rh = parts["saved"][:, :, 3 * U:].reshape(-1, U)
+        rh = parts["RH"].reshape(-1, U)
         dR = np.concatenate([H_prev.T @ flat[:, :2 * U], rh.T @ dZs.reshape(-1, gates * U)[:, 2 * U:]], axis=1)
     else:
         dR = H_prev.T @ flat
@@ -243,8 +255,15 @@ def _rnn_sequence_rows(op, batched):
     return rows, rows, False
 
 
-def _zeros_if_none(g, like):
-    return array_ops.zeros_like(like) if g is None else g
+def _absent_if_none(g, like):
+    return array_ops.zeros(ABSENT, like.dtype) if g is None else g
+
+
+def _is_absent(g):
+    return g._value.shape == ABSENT
+
+
+takes_missing_cotangents("RNNSequence")  # no zeros of the reserve's size (never read), nor of unread outputs
 
 
 @_PerSliceGradient("RNNSequence")
@@ -252,7 +271,7 @@ def _rnn_sequence_grad(op, dH, dC, _d_reserve):
     z, R, rb, h0, c0, mask = op.inputs
     H, C, reserve = op.outputs
     dz, dR, drb, dh0, dc0 = execute(
-        "RNNSequenceGrad", (z, R, rb, h0, c0, mask, H, C, reserve, _zeros_if_none(dH, H), _zeros_if_none(dC, C)),
+        "RNNSequenceGrad", (z, R, rb, h0, c0, mask, H, C, reserve, _absent_if_none(dH, H), _absent_if_none(dC, C)),
         dict(op.attrs))
     return dz, dR, drb, dh0, dc0, None
 
@@ -264,12 +283,14 @@ def _rnn_sequence_grad_grad(op, *cotangents):
     from ..backprop import GradientTape  # backprop sits above ops
     z, R, rb, h0, c0, mask, _H, _C, _reserve, dH, dC = op.inputs
     attrs = op.attrs
-    sources = [z, R, rb, h0, c0, dH, dC]
+    absent = [_is_absent(dH), _is_absent(dC)]
+    sources = [z, R, rb, h0, c0] + [g for g, a in zip((dH, dC), absent) if not a]
     with GradientTape(watch_accessed_variables=False) as outer:
         outer.watch(sources)
         with GradientTape(watch_accessed_variables=False) as inner:
             inner.watch([z, R, rb, h0, c0])
             H, C = sequence_by_steps(z, R, rb, h0, c0, mask, attrs["cell"], attrs["go_backwards"])
+        dH, dC = (array_ops.zeros_like(out) if a else g for g, out, a in zip((dH, dC), (H, C), absent))
         firsts = inner.gradient([H, C], [z, R, rb, h0, c0], output_gradients=[dH, dC])
         total = None
         for g, cot in zip(firsts, cotangents):
@@ -279,8 +300,9 @@ def _rnn_sequence_grad_grad(op, *cotangents):
             total = term if total is None else math_ops.add(total, term)
     if total is None:
         return [None] * 11
-    grads = outer.gradient(total, sources)
-    dz, dR, drb, dh0, dc0, ddH, ddC = grads
+    grads = list(outer.gradient(total, sources))
+    dz, dR, drb, dh0, dc0 = grads[:5]
+    ddH, ddC = (None if a else grads.pop(5) for a in absent)
     return [dz, dR, drb, dh0, dc0, None, None, None, None, ddH, ddC]
 
 
@@ -314,6 +336,8 @@ def sequence_by_steps(z, R, rb, h0, c0, mask, cell, go_backwards):
     """(H, C) of RNNSequence, written with ordinary ops one step at a time."""
     steps = z._value.shape[1]
     units = R._value.shape[0]
+    if cell != "gru" and rb._value.size:
+        z = math_ops.add(z, rb)  # the input bias
     h, c = h0, c0
     hs, cs = [], []
     for t in range(steps):
@@ -328,11 +352,17 @@ def sequence_by_steps(z, R, rb, h0, c0, mask, cell, go_backwards):
     return array_ops.stack(hs, axis=1), array_ops.stack(cs, axis=1)
 
 
-def rnn_sequence(z, recurrent_kernel, h0, cell, c0=None, recurrent_bias=None, mask=None, go_backwards=False):
-    """(states of every step, cell states of every step) of ``cell`` over input projections ``z``.
+def rnn_sequence(z, recurrent_kernel, h0, cell, c0=None, recurrent_bias=None, mask=None, go_backwards=False,
+                 input_bias=None):
+    """(states of every step, cell states of every step) of ``cell`` over input projections ``z``, plus
+    ``input_bias`` when given (every cell but "gru", whose ``recurrent_bias`` takes the op's bias input).
 
     Returns H (batch, steps, units) and C (batch, steps, units for an LSTM, else 0), in processing order.
     """
+    if input_bias is not None:
+        if cell == "gru":
+            raise ValueError("rnn_sequence: a 'gru' cell takes its input bias in z; rb is its recurrent bias")
+        recurrent_bias = input_bias
     z = to_tensor(z)
     R = math_ops.cast(to_tensor(recurrent_kernel), z.dtype)
     h0 = math_ops.cast(to_tensor(h0), z.dtype)
