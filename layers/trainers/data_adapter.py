@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from tapeflow.data.dataset import INFINITE_CARDINALITY, Dataset
+from tapeflow.data.iterator_state import skip_iteration
 from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
 from tapeflow.ops import random_ops
@@ -283,13 +284,21 @@ class _EpochBatches:
             self._iterator = None
 
 
+def _keras_iterator(dataset):
+    """An iterator over the dataset, its random nodes left as Keras on TensorFlow leaves them (its epoch
+    iterator makes a second, unused iterator: a shuffle's next iteration takes the seeds after that one)."""
+    iterator = iter(dataset)
+    skip_iteration(dataset)
+    return iterator
+
+
 class DatasetDataAdapter:
     """A ``tf.data.Dataset`` of batches; the number of steps comes from its cardinality."""
 
     def __init__(self, dataset, steps=None, class_weight=None):
         self.dataset = dataset
         self.class_weight = class_weight
-        self._epochs = _EpochBatches(lambda: iter(dataset), dataset._cardinality(), steps)
+        self._epochs = _EpochBatches(lambda: _keras_iterator(dataset), dataset._cardinality(), steps)
         self.num_batches = self._epochs.num_batches
 
     def __iter__(self):

@@ -43,6 +43,14 @@ def random_nodes(dataset):
     return found
 
 
+def skip_iteration(dataset):
+    """Numbers one iteration of the pipeline's random nodes without running it, as an iterator made and
+    dropped unused does (Keras on TensorFlow makes two iterators each time it iterates a dataset and uses the
+    first, so each epoch takes two of a shuffle's seed pairs)."""
+    for seeds in random_nodes(dataset):
+        seeds.claim_serial()
+
+
 class IteratorState:
     """The numbers of one iterator's position, and the variable that a checkpoint saves them in."""
 

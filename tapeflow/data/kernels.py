@@ -4,21 +4,28 @@ from numba import njit
 
 
 @njit(cache=True)
-def shuffle_steady(buffer, incoming, raws, out):
-    """While input lasts: output k is drawn from the full buffer and its slot takes incoming[k]."""
-    size = np.uint64(buffer.shape[0])
+def shuffle_steady(ring, start, incoming, words, out):
+    """While input lasts (the ring full, its run starting at slot ``start``): output k is the run's slot at
+    offset words[k] % size, which takes the run's first element; incoming[k] then enters at the run's end
+    (the first slot, freed). Returns the next run start."""
+    size = ring.shape[0]
     for k in range(incoming.shape[0]):
-        slot = np.int64(raws[k] % size)
-        out[k] = buffer[slot]
-        buffer[slot] = incoming[k]
+        slot = (start + np.int64(words[k] % np.uint64(size))) % size
+        out[k] = ring[slot]
+        ring[slot] = ring[start]
+        ring[start] = incoming[k]
+        start = (start + 1) % size
+    return start
 
 
 @njit(cache=True)
-def shuffle_drain(buffer, raws, out):
-    """After the input: each draw's slot takes the buffer's last element and the buffer shrinks."""
-    n = buffer.shape[0]
-    for k in range(n):
-        size = n - k
-        slot = np.int64(raws[k] % np.uint64(size))
-        out[k] = buffer[slot]
-        buffer[slot] = buffer[size - 1]
+def shuffle_drain(ring, start, words, out):
+    """After the input: each output is the run's slot at offset words[k] % (run length), which takes the run's
+    first element; the run then starts one slot later."""
+    size = ring.shape[0]
+    for k in range(size):
+        length = size - k
+        first = (start + k) % size
+        slot = (first + np.int64(words[k] % np.uint64(length))) % size
+        out[k] = ring[slot]
+        ring[slot] = ring[first]

@@ -1,15 +1,14 @@
-"""shuffle: TensorFlow's buffer semantics.
+"""shuffle: TensorFlow's buffer, seeds and random stream, so a seeded pipeline gives TensorFlow's order.
 
-A buffer holds the next ``buffer_size`` elements. Each output is drawn
-uniformly from the buffer, and its slot is refilled with the next input
-element; once the input is exhausted the slot takes the buffer's last
-element and the buffer shrinks. Draw ``k`` is ``raw[k] % len(buffer)``, with
-``raw`` the 64-bit stream of a PCG64 generator seeded by the dataset's seed
-and (with ``reshuffle_each_iteration``) the iteration's number.
+The buffer is a ring of ``buffer_size`` slots holding a run [start, end) of the input. Each output picks
+offset ``word % (end - start)`` of the run, swaps that slot with the run's first and hands it out; the next
+input element then enters at the end. ``word`` is the pass's next 32-bit word of the Philox stream keyed by
+the pass's seeds (seed, seed2): with ``reshuffle_each_iteration``, pass k of the dataset takes words 2k and
+2k+1 of the stream keyed by the dataset's own seeds (TensorFlow's seed generator); without, the dataset's
+seeds themselves. The dataset's seeds follow TensorFlow's rules (``random_ops.seed_pair``).
 
-The same algorithm runs on Python elements (``_shuffle_elements``) and, for
-an IndexPlan, on int64 row indices in numba kernels (``_shuffle_chunks``):
-both consume the raw stream one draw per output, so they give the same order.
+The same algorithm runs on Python elements (``_shuffle_elements``) and, for an IndexPlan, on int64 row
+indices in numba kernels (``_shuffle_chunks``): both consume one word per output, so they give one order.
 """
 import contextlib
 import itertools
@@ -20,38 +19,54 @@ import numpy as np
 from .dataset import Dataset
 from .index_plan import IndexPlan
 
-_DEFAULT_GLOBAL_SEED = 87654321   # TensorFlow's global seed when only an op seed is given
-_RAW_BLOCK = 1024
-
-
-def _global_seed():
-    from ..ops import random_ops
-    return random_ops._state["global_seed"]
+_WORD_BLOCK = 1024
 
 
 def seed_material(seed):
-    """The integers that seed every iteration's generator (TensorFlow's global and op seed contract)."""
+    """The dataset's (seed, seed2), by TensorFlow's global and op seed rules (random ones when neither is set)."""
     from ..ops import random_ops
-    global_seed = _global_seed()
-    if seed is None:
-        if global_seed is None:
-            return (int(np.random.SeedSequence().entropy),)
-        return (global_seed, int(random_ops.get_global_generator().integers(2 ** 63)))
     if hasattr(seed, "_value"):
         seed = seed._value
-    return (_DEFAULT_GLOBAL_SEED if global_seed is None else global_seed, int(seed))
+    return random_ops.seed_pair(None if seed is None else int(seed))
+
+
+class PhiloxWords:
+    """The 32-bit words of the Philox stream keyed by ``seed`` with ``seed2`` as the counter's high half, in
+    order (TensorFlow's PhiloxRandom(seed, seed2) read one word at a time)."""
+
+    def __init__(self, seed, seed2):
+        self.key, self.high = np.uint64(seed % 2 ** 64), np.uint64(seed2 % 2 ** 64)
+        self.block = 0          # the next chunk's first Philox block
+        self.pending = np.empty(0, np.uint64)
+
+    def take(self, n):
+        """The next n words (as uint64)."""
+        from ..kernels import philox
+        parts, have = [self.pending], len(self.pending)
+        while have < n:
+            words = np.empty(_WORD_BLOCK, np.uint32)
+            philox.fill_words(self.key, np.uint64(self.block), self.high, words)
+            self.block += _WORD_BLOCK // 4
+            parts.append(words.astype(np.uint64))
+            have += _WORD_BLOCK
+        words = np.concatenate(parts)
+        self.pending = words[n:]
+        return words[:n]
+
+    def __iter__(self):
+        while True:
+            yield from self.take(_WORD_BLOCK).tolist()
 
 
 class IterationSeeds:
-    """The seed of a random node and the numbering of its iterations.
+    """The seeds of a random node and the numbering of its passes.
 
-    Each pass (each ``_iterate`` of the node) draws from a generator seeded by
-    the seed, the *serial* of the iterator it serves and the pass's number
-    within that iterator; without reshuffling, by the seed alone. An iterator
-    claims a serial per random node when it is made (``claim_serial``) and is
-    the active one while it pulls (``active``), so its draws depend on nothing
-    but its own history: a checkpoint records the serial and replays the
-    same draws (iterator_state.py).
+    Pass k of the node (k counts the passes of every iterator over it, in the order they start, as
+    TensorFlow's seed generator does) draws from seeds derived from the node's seeds and k; without
+    reshuffling, from the node's seeds alone. An iterator claims the number of its first pass when it is
+    made (``claim_serial``) and numbers its later passes on from there; it is the active one while it pulls
+    (``active``), so its draws depend on nothing but its own history: a checkpoint records that first number
+    and replays the same draws (iterator_state.py).
     """
 
     def __init__(self, seed, reshuffle):
@@ -63,13 +78,30 @@ class IterationSeeds:
         serial, self.next_serial = self.next_serial, self.next_serial + 1
         return serial
 
+    def _pass_number(self):
+        state = active.state
+        position = state.pass_of(self) if state is not None else None
+        if position is None:
+            return self.claim_serial()
+        first, number = position
+        self.next_serial = max(self.next_serial, first + number + 1)
+        return first + number
+
     def generator(self):
+        """A numpy generator for one pass (sampling nodes: their own streams, not TensorFlow's)."""
         words = list(self.material)
         if self.reshuffle:
-            state = active.state
-            position = state.pass_of(self) if state is not None else None
-            words += [self.claim_serial(), 0] if position is None else list(position)
+            words += [self._pass_number(), 0]
         return np.random.Generator(np.random.PCG64(words))
+
+    def words(self):
+        """The Philox words of one pass, as TensorFlow's shuffle draws them."""
+        seed, seed2 = self.material
+        if self.reshuffle:
+            k = self._pass_number()
+            pair = PhiloxWords(seed, seed2).take(2 * k + 2)
+            seed, seed2 = int(pair[2 * k]), int(pair[2 * k + 1])
+        return PhiloxWords(seed, seed2)
 
     def fingerprint(self):
         """A number identifying the seed (an iterator checkpoint checks it before replaying)."""
@@ -112,46 +144,45 @@ class ShuffleDataset(Dataset):
     def _compute_cardinality(self):
         return self._input._cardinality()
 
-    def _generator(self):
-        """A fresh generator for one iteration (the same one every time without reshuffling)."""
-        return self._seeds.generator()
+    def _words(self):
+        """The word stream of one iteration (the same one every time without reshuffling)."""
+        return self._seeds.words()
 
     def _iterate(self):
-        return _shuffle_elements(self._input, self._buffer_size, self._generator)
+        return _shuffle_elements(self._input, self._buffer_size, self._words)
 
     def _index_plan(self):
         plan = self._input._index_plan()
         if plan is None:
             return None
-        return IndexPlan(plan.gather, lambda: _shuffle_chunks(plan.chunks, self._buffer_size, self._generator))
+        return IndexPlan(plan.gather, lambda: _shuffle_chunks(plan.chunks, self._buffer_size, self._words))
 
 
-def _raw_draws(bit_generator):
-    while True:
-        yield from bit_generator.random_raw(_RAW_BLOCK).tolist()
-
-
-def _shuffle_elements(input_dataset, buffer_size, make_generator):
+def _shuffle_elements(input_dataset, buffer_size, make_words):
     elements = input_dataset._iterate()
-    buffer = list(itertools.islice(elements, buffer_size))   # the generator is made on the first next()
-    draws = _raw_draws(make_generator().bit_generator)
-    exhausted = len(buffer) < buffer_size
-    while buffer:
-        slot = next(draws) % len(buffer)
-        yield buffer[slot]
+    ring = list(itertools.islice(elements, buffer_size))    # the stream is made on the first next()
+    words = iter(make_words())
+    start, end = 0, len(ring)
+    exhausted = end < buffer_size
+    while start < end:
+        size = len(ring)
+        slot = (start + next(words) % (end - start)) % size
+        first = start % size
+        yield ring[slot]
+        ring[slot] = ring[first]
+        start += 1
         following = _END if exhausted else next(elements, _END)
         if following is _END:
             exhausted = True
-            buffer[slot] = buffer[-1]
-            buffer.pop()
         else:
-            buffer[slot] = following
+            ring[first] = following           # the run's end slot, (start - 1 + size) % size
+            end += 1
 
 
 _END = object()
 
 
-def _shuffle_chunks(input_chunks, buffer_size, make_generator):
+def _shuffle_chunks(input_chunks, buffer_size, make_words):
     from .kernels import shuffle_drain, shuffle_steady
     chunks = input_chunks()
     pending = []
@@ -164,16 +195,17 @@ def _shuffle_chunks(input_chunks, buffer_size, make_generator):
         chunk = chunk[take:]
         if filled == buffer_size:
             break
-    bit_generator = make_generator().bit_generator
-    buffer = np.concatenate(pending) if pending else np.empty(0, np.int64)
+    words = make_words()
+    ring = np.concatenate(pending) if pending else np.empty(0, np.int64)
+    start = 0
     if filled == buffer_size:
         for part in itertools.chain([chunk], chunks):
             if len(part):
                 out = np.empty(len(part), np.int64)
-                shuffle_steady(buffer, part, bit_generator.random_raw(len(part)), out)
+                start = shuffle_steady(ring, start, part, words.take(len(part)), out)
                 yield out
-    size = len(buffer)
+    size = len(ring)
     if size:
         out = np.empty(size, np.int64)
-        shuffle_drain(buffer, bit_generator.random_raw(size), out)
+        shuffle_drain(ring, start, words.take(size), out)
         yield out

@@ -51,6 +51,12 @@ def _seed_pair(seed):
     return global_seed, op_seed
 
 
+def seed_pair(seed):
+    """tf.random's (global seed, op seed) for an op seed (or None), as a random op or dataset takes them; two
+    random numbers when neither seed is set."""
+    return _seed_pair(seed)
+
+
 def _philox_state(op_type, dtype, seed, shape, blocks=None):
     """The Philox state (counter low, counter high, key) for this call, and the stream moved past it: by
     ``blocks``, else by 256 blocks per value of ``shape`` (what TensorFlow's random ops reserve)."""
