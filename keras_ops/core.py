@@ -20,6 +20,7 @@ from tapeflow.ops.common import normalize_axis
 
 from .dtypes import cast, convert, promote, standardize_dtype  # noqa: F401  (cast is keras.ops.cast)
 from .dtypes import is_tensor as _is_tensor
+from .keras_tensor import KerasTensor
 from .symbolic import records_operations
 
 
@@ -39,8 +40,16 @@ def is_tensor(x):
 
 
 def shape(x):
-    """The static shape as a tuple of ints."""
-    return tuple(x.shape) if hasattr(x, "shape") else tuple(np.shape(x))
+    """The shape as a tuple: ints where static; inside a traced step whose batch dimension is unknown, that
+    dimension as a scalar tensor of the run's value (as Keras on TensorFlow gives ``tf.shape(x)[i]``), so
+    ``ops.shape(x)[0]`` can size new tensors. A KerasTensor's unknown dimensions stay None."""
+    if not hasattr(x, "shape"):
+        return tuple(np.shape(x))
+    static = tuple(x.shape)
+    if None not in static or isinstance(x, KerasTensor):
+        return static
+    dynamic = A.shape(x)
+    return tuple(dynamic[i] if d is None else d for i, d in enumerate(static))
 
 
 def dtype(x):

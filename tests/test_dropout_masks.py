@@ -71,3 +71,29 @@ def test_noise_layers_draw_kerass_noise():
     keras.utils.set_random_seed(11)
     np.testing.assert_array_equal(L.GaussianNoise(1.0)(x, training=True).numpy(),
                                   np.asarray(ref["noise_unseeded"], np.float32))
+
+
+RNN_LAYERS = {
+    "lstm_d": lambda L: L.LSTM(4, dropout=0.3),
+    "lstm_dr": lambda L: L.LSTM(4, dropout=0.3, recurrent_dropout=0.2),
+    "gru_dr": lambda L: L.GRU(4, dropout=0.3, recurrent_dropout=0.2, return_sequences=True),
+    "gru_v1_r": lambda L: L.GRU(4, recurrent_dropout=0.25, reset_after=False),
+    "simple_dr": lambda L: L.SimpleRNN(4, dropout=0.5, recurrent_dropout=0.1),
+    "bi": lambda L: L.Bidirectional(L.LSTM(3, dropout=0.4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RNN_LAYERS))
+def test_recurrent_layers_draw_kerass_dropout_masks(name):
+    """Keras's seed order (initializers and the cell's SeedGenerator), masks drawn at every call, one per gate
+    with recurrent dropout: weights, inference and training outputs equal Keras's to float32 rounding."""
+    ref = REF["rnn"][name]
+    x = np.arange(2 * 5 * 3, dtype=np.float32).reshape(2, 5, 3) / 10
+    keras.utils.set_random_seed(3)
+    layer = RNN_LAYERS[name](keras.layers)
+    inference = layer(x).numpy()
+    for w, expected in zip(layer.get_weights(), ref["weights"]):
+        np.testing.assert_allclose(w, expected, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(inference, ref["inference"], rtol=0, atol=1e-6)
+    for expected in ref["training"]:
+        np.testing.assert_allclose(layer(x, training=True).numpy(), expected, rtol=0, atol=1e-6)

@@ -245,3 +245,28 @@ def test_a_layer_computing_on_host_values_runs_at_every_call_of_a_traced_functio
     np.testing.assert_array_equal(f(tf.constant(["a", "c", "z"])).numpy(), [1, 3, 0])
     np.testing.assert_array_equal(f(tf.constant(["b", "b", "a"])).numpy(), [2, 2, 1])
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_ops_shape_of_a_traced_batch_sizes_new_tensors():
+    # The GAN/VAE pattern: batch_size = ops.shape(x)[0] inside a traced train_step, where x.shape[0] is None
+    import tapeflow as tf
+    keras = tf.keras
+    sizes = []
+
+    class Noise(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1)
+            self.seeds = keras.random.SeedGenerator(1)
+
+        def train_step(self, data):
+            x = data[0] if isinstance(data, tuple) else data
+            z = keras.random.normal(shape=(keras.ops.shape(x)[0], 4), seed=self.seeds)
+            sizes.append(tuple(z.shape))
+            return {"m": keras.ops.mean(self.dense(z))}
+
+    model = Noise()
+    model.compile()
+    history = model.fit(np.zeros((40, 3), "float32"), batch_size=32, epochs=1, verbose=0)
+    assert np.isfinite(history.history["m"][0])
+    assert (32, 4) in sizes and (8, 4) in sizes     # each trace's own batch (the short last one too)

@@ -1,4 +1,6 @@
 """What the built-in cells (SimpleRNNCell, LSTMCell, GRUCell) share: arguments, weights, config."""
+from tapeflow.keras_ops import random as keras_random
+
 from .. import activations, constraints, initializers, regularizers
 from ..layer import Layer, deserialize_nested_objects
 from ..serialization_lib import serialize_keras_object
@@ -7,8 +9,14 @@ from .dropout_rnn_cell import DropoutRNNCell, check_rate
 
 def set_weight_arguments(cell, kernel_initializer, recurrent_initializer, bias_initializer, kernel_regularizer,
                          recurrent_regularizer, bias_regularizer, kernel_constraint, recurrent_constraint,
-                         bias_constraint, dropout, recurrent_dropout, seed):
-    """The arguments every recurrent cell (dense or convolutional) takes for its kernels, bias and dropout."""
+                         bias_constraint, dropout, recurrent_dropout, seed, seed_generator_first=False):
+    """The arguments every recurrent cell (dense or convolutional) takes for its kernels, bias and dropout.
+
+    The cell's ``seed_generator`` (its dropout masks') is made before the initializers or after them, as
+    Keras's cell of that kind makes it: an unseeded one takes Python's next random number, as an unseeded
+    initializer does, so the order decides which numbers each gets."""
+    if seed_generator_first:
+        cell.seed_generator = keras_random.SeedGenerator(seed)
     cell.kernel_initializer = initializers.get(kernel_initializer)
     cell.recurrent_initializer = initializers.get(recurrent_initializer)
     cell.bias_initializer = initializers.get(bias_initializer)
@@ -21,11 +29,14 @@ def set_weight_arguments(cell, kernel_initializer, recurrent_initializer, bias_i
     cell.dropout = check_rate("dropout", dropout)
     cell.recurrent_dropout = check_rate("recurrent_dropout", recurrent_dropout)
     cell.seed = seed
+    if not seed_generator_first:
+        cell.seed_generator = keras_random.SeedGenerator(seed)
 
 
 class BuiltinCell(DropoutRNNCell, Layer):
     """``gates`` blocks of ``units`` columns in kernel (input_dim, gates*units) and recurrent_kernel."""
     gates = 1
+    seed_generator_first = False     # Keras's SimpleRNNCell makes it before its initializers, LSTM/GRU after
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
@@ -41,7 +52,7 @@ class BuiltinCell(DropoutRNNCell, Layer):
         self.use_bias = bool(use_bias)
         set_weight_arguments(self, kernel_initializer, recurrent_initializer, bias_initializer, kernel_regularizer,
                              recurrent_regularizer, bias_regularizer, kernel_constraint, recurrent_constraint,
-                             bias_constraint, dropout, recurrent_dropout, seed)
+                             bias_constraint, dropout, recurrent_dropout, seed, self.seed_generator_first)
         self.state_size = units
         self.output_size = units
         self.__dict__["_dropout_mask"] = None
@@ -94,6 +105,23 @@ class BuiltinCell(DropoutRNNCell, Layer):
         from tapeflow.ops import array_ops
         sizes = self.state_size if isinstance(self.state_size, (list, tuple)) else [self.state_size]
         return [array_ops.zeros((batch_size, size), self.compute_dtype) for size in sizes]
+
+    def mask_count(self):
+        return self.gates if self.recurrent_dropout > 0 else 1
+
+    def _gate_step_inputs(self, inputs, h_prev, training):
+        """Per gate (Keras's "implementation 1", used with recurrent dropout): the cell's input and previous
+        state after that gate's dropout mask (training only)."""
+        from tapeflow.ops import math_ops
+        xs, hs = [inputs] * self.gates, [h_prev] * self.gates
+        if training and self.dropout > 0:
+            xs = [math_ops.multiply(inputs, m) for m in self.get_dropout_mask(inputs)]
+        if training and self.recurrent_dropout > 0:
+            hs = [math_ops.multiply(h_prev, m) for m in self.get_recurrent_dropout_mask(h_prev)]
+        return xs, hs
+
+    def _block(self, weight, k):
+        return weight[..., k * self.units:(k + 1) * self.units]
 
     def _step_inputs(self, inputs, h_prev, training):
         """The cell's input and previous state after dropout (training only)."""

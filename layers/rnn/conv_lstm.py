@@ -62,7 +62,7 @@ class ConvLSTMCell(DropoutRNNCell, Layer):
         self.unit_forget_bias = bool(unit_forget_bias)
         set_weight_arguments(self, kernel_initializer, recurrent_initializer, bias_initializer, kernel_regularizer,
                              recurrent_regularizer, bias_regularizer, kernel_constraint, recurrent_constraint,
-                             bias_constraint, dropout, recurrent_dropout, seed)
+                             bias_constraint, dropout, recurrent_dropout, seed, seed_generator_first=True)
         self.state_size = [filters, filters]
         self.output_size = filters
         self.__dict__["_dropout_mask"] = None

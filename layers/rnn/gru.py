@@ -35,6 +35,9 @@ class GRUCell(BuiltinCell):
 
     def call(self, sequence, states, training=False):
         h_prev = states[0] if isinstance(states, (list, tuple)) else states
+        if training and self.mask_count() > 1:     # the gates' own dropout masks
+            h = self._call_per_gate(sequence, h_prev, training)
+            return h, ([h] if isinstance(states, (list, tuple)) else h)
         x, h_rec = self._step_inputs(sequence, h_prev, training)
         u = self.units
         xz = math_ops.matmul(x, self.kernel)
@@ -58,8 +61,32 @@ class GRUCell(BuiltinCell):
         h = math_ops.add(math_ops.multiply(z, h_prev), math_ops.multiply(math_ops.subtract(1.0, z), hh))
         return h, ([h] if isinstance(states, (list, tuple)) else h)
 
+    def _call_per_gate(self, sequence, h_prev, training):
+        """Keras's implementation 1: the z, r and h gates each from their own masked input and state."""
+        xs, hs = self._gate_step_inputs(sequence, h_prev, training)
+        M, W, R = math_ops, self.kernel, self.recurrent_kernel
+        x_z, x_r, x_h = (M.matmul(xs[k], self._block(W, k)) for k in range(3))
+        ib = self.input_bias()
+        if ib is not None:
+            x_z, x_r, x_h = (M.add(x, self._block(ib, k)) for k, x in enumerate((x_z, x_r, x_h)))
+        rec_z, rec_r = M.matmul(hs[0], self._block(R, 0)), M.matmul(hs[1], self._block(R, 1))
+        rb = self.bias[1] if self.reset_after and self.bias is not None else None
+        if rb is not None:
+            rec_z, rec_r = M.add(rec_z, self._block(rb, 0)), M.add(rec_r, self._block(rb, 1))
+        z = self.recurrent_activation(M.add(x_z, rec_z))
+        r = self.recurrent_activation(M.add(x_r, rec_r))
+        if self.reset_after:
+            rec_h = M.matmul(hs[2], self._block(R, 2))
+            if rb is not None:
+                rec_h = M.add(rec_h, self._block(rb, 2))
+            rec_h = M.multiply(r, rec_h)
+        else:
+            rec_h = M.matmul(M.multiply(r, hs[2]), self._block(R, 2))
+        hh = self.activation(M.add(x_h, rec_h))
+        return M.add(M.multiply(z, h_prev), M.multiply(M.subtract(1.0, z), hh))
+
     def fused_cell(self, training):
-        if training and self.recurrent_dropout > 0 or not self._standard(
+        if training and self.mask_count() > 1 or not self._standard(
                 (self.activation, activations.tanh), (self.recurrent_activation, activations.sigmoid)):
             return None
         return "gru" if self.reset_after else "gru_v1"

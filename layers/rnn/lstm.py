@@ -42,6 +42,8 @@ class LSTMCell(BuiltinCell):
 
     def call(self, sequence, states, training=False):
         h_prev, c_prev = states[0], states[1]
+        if training and self.mask_count() > 1:     # the gates' own dropout masks
+            return self._call_per_gate(sequence, h_prev, c_prev, training)
         x, h_rec = self._step_inputs(sequence, h_prev, training)
         z = math_ops.add(math_ops.matmul(x, self.kernel), math_ops.matmul(h_rec, self.recurrent_kernel))
         if self.bias is not None:
@@ -53,8 +55,23 @@ class LSTMCell(BuiltinCell):
         h = math_ops.multiply(rec_act(o), act(c))
         return h, [h, c]
 
+    def _call_per_gate(self, sequence, h_prev, c_prev, training):
+        """Keras's implementation 1: each gate (x_k @ W_k + b_k) + h_k @ R_k from its own masked x_k, h_k."""
+        xs, hs = self._gate_step_inputs(sequence, h_prev, training)
+        pre = []
+        for k in range(4):
+            x_k = math_ops.matmul(xs[k], self._block(self.kernel, k))
+            if self.bias is not None:
+                x_k = math_ops.add(x_k, self._block(self.bias, k))
+            pre.append(math_ops.add(x_k, math_ops.matmul(hs[k], self._block(self.recurrent_kernel, k))))
+        i, f, g, o = pre
+        act, rec_act = self.activation, self.recurrent_activation
+        c = math_ops.add(math_ops.multiply(rec_act(f), c_prev), math_ops.multiply(rec_act(i), act(g)))
+        h = math_ops.multiply(rec_act(o), act(c))
+        return h, [h, c]
+
     def fused_cell(self, training):
-        if training and self.recurrent_dropout > 0 or not self._standard(
+        if training and self.mask_count() > 1 or not self._standard(
                 (self.activation, activations.tanh), (self.recurrent_activation, activations.sigmoid)):
             return None
         return "lstm"

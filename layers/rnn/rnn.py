@@ -20,6 +20,7 @@ from tapeflow.ops import array_ops, math_ops, rnn_ops
 from ..layer import Layer, deserialize_nested_objects
 from ..serialization_lib import deserialize_keras_object, keras_export, serialize_keras_object
 from ..utils import tree
+from .dropout_rnn_cell import DropoutRNNCell
 from .stacked_rnn_cells import StackedRNNCells
 
 
@@ -159,6 +160,8 @@ class RNN(Layer):
         for fn in reset:
             if fn is not None:
                 fn()
+        if not nested:
+            self._draw_dropout_masks(sequences, states)
         fused = getattr(self.cell, "fused_cell", None)
         kind = None
         if fused is not None and not nested and host_array(sequences).dtype in (np.float32, np.float64):
@@ -177,6 +180,14 @@ class RNN(Layer):
         if self.return_state:
             return [output] + list(states)
         return output
+
+    def _draw_dropout_masks(self, sequences, states):
+        """Keras draws a cell's dropout masks at the start of every call, in training or not, so its seed
+        generator moves on alike; the steps use them in training."""
+        cell = self.cell
+        if isinstance(cell, DropoutRNNCell):
+            cell.get_dropout_mask(sequences[:, 0])
+            cell.get_recurrent_dropout_mask(states[0])
 
     def _mask_in_order(self, mask):
         return array_ops.reverse(mask, [1]) if self.go_backwards else mask

@@ -10,6 +10,7 @@ from .rnn import RNN, builtin_cell
 @keras_export("keras.layers.SimpleRNNCell")
 class SimpleRNNCell(BuiltinCell):
     gates = 1
+    seed_generator_first = True
 
     def call(self, sequence, states, training=False):
         h_prev = states[0] if isinstance(states, (list, tuple)) else states
