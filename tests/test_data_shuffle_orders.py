@@ -2,10 +2,14 @@
 (tests/fixtures/tf_data_shuffle, written by TF 2.21 / Keras 3.15)."""
 import json
 import os
+import sys
 
 import numpy as np
 
 import tapeflow as tf
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures"))
+import keras_scenarios as S  # noqa: E402
 
 REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "tf_data_shuffle", "orders.json")))
 Dataset = tf.data.Dataset
@@ -37,44 +41,12 @@ def test_unseeded_shuffles_under_a_global_seed_and_composed_pipelines():
 
 
 def test_keras_fit_on_a_shuffled_dataset_gives_kerass_numbers():
-    keras = tf.keras
     fit = REF["fit"]
-    keras.utils.set_random_seed(2)
-    x, y = np.asarray(fit["x"], np.float32), np.asarray(fit["y"], np.float32)
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(6, activation="relu"), keras.layers.Dense(1)])
-    model.compile("adam", "mse")
-    history = model.fit(Dataset.from_tensor_slices((x, y)).shuffle(50).batch(8), epochs=3, verbose=0)
-    np.testing.assert_allclose(history.history["loss"], fit["loss"], rtol=1e-6)
-    for w, expected in zip(model.get_weights(), fit["weights"]):
-        np.testing.assert_allclose(w, np.asarray(expected, np.float32), rtol=0, atol=1e-6)
+    loss, weights = S.dataset_fit(tf.keras, tf, np.asarray(fit["x"], np.float32), np.asarray(fit["y"], np.float32))
+    np.testing.assert_allclose(loss, fit["loss"], rtol=1e-6)
+    for w, expected in zip(weights, fit["weights"]):
+        np.testing.assert_allclose(w, expected, rtol=0, atol=1e-6)
 
 
 def test_each_keras_loop_over_a_dataset_takes_kerass_shuffle_seeds():
-    keras = tf.keras
-    seen = []
-
-    class Recorder(keras.Model):
-        def test_step(self, data):
-            seen.append(["e"] + np.asarray(data[0])[:, 0].astype(int).tolist()[:4])
-            return {"n": 0.0}
-
-        def train_step(self, data):
-            seen.append(["t"] + np.asarray(data[0])[:, 0].astype(int).tolist()[:4])
-            return {"n": 0.0}
-
-        def predict_step(self, data):
-            x = data[0] if isinstance(data, tuple) else data
-            seen.append(["p"] + np.asarray(x)[:, 0].astype(int).tolist()[:4])
-            return x
-
-    keras.utils.set_random_seed(2)
-    inputs = keras.Input((1,))
-    model = Recorder(inputs, keras.layers.Dense(1)(inputs))
-    model.compile("sgd", "mse", run_eagerly=True)
-    x = np.arange(12, dtype=np.float32).reshape(12, 1)
-    ds = Dataset.from_tensor_slices((x, x)).shuffle(12, seed=5).batch(12)
-    model.evaluate(ds, verbose=0)
-    model.evaluate(ds, verbose=0)
-    model.fit(ds, epochs=2, verbose=0, validation_data=ds)
-    model.predict(ds, verbose=0)
-    assert seen == REF["keras_passes"]
+    assert S.loop_passes(tf.keras, tf) == REF["keras_passes"]

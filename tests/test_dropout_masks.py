@@ -2,11 +2,15 @@
 the layer's SeedGenerator, Keras's seed reduction modulo 2**31 - 2 and TensorFlow's stateless_dropout."""
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
 
 import tapeflow as tf
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures"))
+import keras_scenarios as S  # noqa: E402
 
 keras = tf.keras
 REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "keras3_dropout", "dropout.json")))
@@ -54,46 +58,15 @@ def test_stateless_dropout_equals_tensorflows(dtype):
 
 
 def test_noise_layers_draw_kerass_noise():
-    ref = REF["noise_layers"]
-    L = keras.layers
-    x = np.arange(1, 25, dtype=np.float32).reshape(2, 3, 4) / 8
-    for name, layer in [("noise", L.GaussianNoise(0.5, seed=3)), ("gdrop", L.GaussianDropout(0.4, seed=3)),
-                        ("alpha", L.AlphaDropout(0.3, seed=3)), ("sd1", L.SpatialDropout1D(0.5, seed=3)),
-                        ("alpha_ns", L.AlphaDropout(0.5, noise_shape=(None, 1, 4), seed=4))]:
-        for expected in ref[name]:
-            np.testing.assert_array_equal(layer(x, training=True).numpy(), np.asarray(expected, np.float32))
-    x4 = np.arange(1, 49, dtype=np.float32).reshape(2, 2, 3, 4) / 8
-    np.testing.assert_array_equal(L.SpatialDropout2D(0.5, seed=5)(x4, training=True).numpy(),
-                                  np.asarray(ref["sd2"], np.float32))
-    np.testing.assert_array_equal(
-        L.SpatialDropout2D(0.5, data_format="channels_first", seed=5)(x4, training=True).numpy(),
-        np.asarray(ref["sd2_cf"], np.float32))
-    keras.utils.set_random_seed(11)
-    np.testing.assert_array_equal(L.GaussianNoise(1.0)(x, training=True).numpy(),
-                                  np.asarray(ref["noise_unseeded"], np.float32))
+    assert S.noise_layer_outputs(keras) == REF["noise_layers"]
 
 
-RNN_LAYERS = {
-    "lstm_d": lambda L: L.LSTM(4, dropout=0.3),
-    "lstm_dr": lambda L: L.LSTM(4, dropout=0.3, recurrent_dropout=0.2),
-    "gru_dr": lambda L: L.GRU(4, dropout=0.3, recurrent_dropout=0.2, return_sequences=True),
-    "gru_v1_r": lambda L: L.GRU(4, recurrent_dropout=0.25, reset_after=False),
-    "simple_dr": lambda L: L.SimpleRNN(4, dropout=0.5, recurrent_dropout=0.1),
-    "bi": lambda L: L.Bidirectional(L.LSTM(3, dropout=0.4)),
-}
-
-
-@pytest.mark.parametrize("name", sorted(RNN_LAYERS))
+@pytest.mark.parametrize("name", sorted(S.RNN_LAYERS))
 def test_recurrent_layers_draw_kerass_dropout_masks(name):
     """Keras's seed order (initializers and the cell's SeedGenerator), masks drawn at every call, one per gate
     with recurrent dropout: weights, inference and training outputs equal Keras's to float32 rounding."""
-    ref = REF["rnn"][name]
-    x = np.arange(2 * 5 * 3, dtype=np.float32).reshape(2, 5, 3) / 10
-    keras.utils.set_random_seed(3)
-    layer = RNN_LAYERS[name](keras.layers)
-    inference = layer(x).numpy()
-    for w, expected in zip(layer.get_weights(), ref["weights"]):
-        np.testing.assert_allclose(w, expected, rtol=0, atol=1e-6)
-    np.testing.assert_allclose(inference, ref["inference"], rtol=0, atol=1e-6)
-    for expected in ref["training"]:
-        np.testing.assert_allclose(layer(x, training=True).numpy(), expected, rtol=0, atol=1e-6)
+    ref, got = REF["rnn"][name], S.rnn_layer_outputs(keras, name)
+    for key in ("weights", "training"):
+        for a, b in zip(got[key], ref[key]):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got["inference"], ref["inference"], rtol=0, atol=1e-6)

@@ -2,28 +2,20 @@
 written by make_serialize_fixtures.py there), and tf.io's byte ops inside tf.function."""
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
 
 import tapeflow as tf
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures"))
+import keras_scenarios as S  # noqa: E402
 from tapeflow.framework.errors import InvalidArgumentError
 
 pytest.importorskip("tensorboard")   # the test extra installs it: TensorProto comes from tensorboard's protos
 REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "tf_io", "serialize_tensor.json")))
-TENSORS = {
-    "scalar_float": (1.0, "float32"),
-    "matrix_float": ([[1.5, 2.0], [3.0, -4.0]], "float32"),
-    "bools": ([True, False], "bool"),
-    "empty": (np.zeros((0, 3)), "float32"),
-    "half": ([1.5, -0.25], "float16"),
-    "complex": ([1 + 2j], "complex64"),
-    "int64": ([[1, 2]], "int64"),
-    "uint8": ([0, 255, 7], "uint8"),
-    "double": ([np.pi], "float64"),
-    "strings": ([b"ab", b"", b"\xff\x00"], "string"),
-    "scalar_string": (b"x", "string"),
-}
+TENSORS = S.SERIALIZED_TENSORS
 
 
 @pytest.mark.parametrize("key", sorted(TENSORS))
