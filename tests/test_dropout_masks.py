@@ -61,11 +61,14 @@ def test_noise_layers_draw_kerass_noise():
     assert S.noise_layer_outputs(keras) == REF["noise_layers"]
 
 
-@pytest.mark.parametrize("name", sorted(S.RNN_LAYERS))
-def test_recurrent_layers_draw_kerass_dropout_masks(name):
+@pytest.mark.parametrize("kind, name", [("rnn", n) for n in sorted(S.RNN_LAYERS)] +
+                         [("conv_lstm", n) for n in sorted(S.CONV_LSTM_LAYERS)])
+def test_recurrent_layers_draw_kerass_dropout_masks(kind, name):
     """Keras's seed order (initializers and the cell's SeedGenerator), masks drawn at every call, one per gate
-    with recurrent dropout: weights, inference and training outputs equal Keras's to float32 rounding."""
-    ref, got = REF["rnn"][name], S.rnn_layer_outputs(keras, name)
+    with recurrent dropout (ConvLSTM: always): weights, inference and training outputs equal Keras's to float32
+    rounding."""
+    scenario = S.rnn_layer_outputs if kind == "rnn" else S.conv_lstm_outputs
+    ref, got = REF[kind][name], scenario(keras, name)
     for key in ("weights", "training"):
         for a, b in zip(got[key], ref[key]):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)

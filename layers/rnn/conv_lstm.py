@@ -108,37 +108,57 @@ class ConvLSTMCell(DropoutRNNCell, Layer):
             return (batch,) + lengths + (self.filters,)
         return (batch, self.filters) + lengths
 
+    def mask_count(self):
+        return 4    # Keras's ConvLSTM cell masks each gate's input and state with a mask of its own
+
     def input_projection(self, x):
         """``conv(x, kernel) + bias`` for a batch of input images (dropout already applied)."""
-        z = conv_ops.convolution(x, self.kernel, strides=self.strides, padding=self.padding.upper(),
+        return self._input_conv(x, self.kernel, self.bias)
+
+    def gate_projections(self, xs):
+        """The input projection with gate k computed from ``xs[k]`` (its own dropout mask applied)."""
+        return array_ops.concat([self._input_conv(x, self._gate(self.kernel, k, -1),
+                                                  None if self.bias is None else self._gate(self.bias, k, -1))
+                                 for k, x in enumerate(xs)], self.channel_axis)
+
+    def _input_conv(self, x, kernel, bias):
+        z = conv_ops.convolution(x, kernel, strides=self.strides, padding=self.padding.upper(),
                                  data_format=tf_data_format(self.data_format, self.rank),
                                  dilations=self.dilation_rate)
-        if self.bias is not None:
-            z = add_bias(z, self.bias, self.data_format, self.rank)
-        return z
+        return z if bias is None else add_bias(z, bias, self.data_format, self.rank)
+
+    def _recurrent_conv(self, h, kernel):
+        return conv_ops.convolution(h, kernel, strides=(1,) * self.rank, padding="SAME",
+                                    data_format=tf_data_format(self.data_format, self.rank))
 
     def recurrent_step(self, z, states, training=False):
         """The step from the input projection ``z`` and the states [h, c]: ``(h', [h', c'])``."""
         h, c = states[0], states[1]
         if training and self.recurrent_dropout > 0:
-            h = math_ops.multiply(h, self.get_recurrent_dropout_mask(h))
-        z = math_ops.add(z, conv_ops.convolution(h, self.recurrent_kernel, strides=(1,) * self.rank,
-                                                 padding="SAME",
-                                                 data_format=tf_data_format(self.data_format, self.rank)))
-        i, f, g, o = (self._gate(z, k) for k in range(4))
+            masks = self.get_recurrent_dropout_mask(h)
+            rec = array_ops.concat([self._recurrent_conv(math_ops.multiply(h, m), self._gate(self.recurrent_kernel,
+                                                                                              k, -1))
+                                    for k, m in enumerate(masks)], self.channel_axis)
+        else:
+            rec = self._recurrent_conv(h, self.recurrent_kernel)
+        z = math_ops.add(z, rec)
+        i, f, g, o = (self._gate(z, k, self.channel_axis) for k in range(4))
         act, rec_act = self.activation, self.recurrent_activation
         c = math_ops.add(math_ops.multiply(rec_act(f), c), math_ops.multiply(rec_act(i), act(g)))
         h = math_ops.multiply(rec_act(o), act(c))
         return h, [h, c]
 
-    def _gate(self, z, k):
+    def _gate(self, z, k, axis):
+        """Gate k's block of ``filters`` entries along ``axis`` (-1 or the channels-first axis 1)."""
         block = slice(k * self.filters, (k + 1) * self.filters)
-        return z[..., block] if self.data_format == "channels_last" else z[:, block]
+        return z[..., block] if axis == -1 else z[:, block]
 
     def call(self, inputs, states, training=False):
         if training and self.dropout > 0:
-            inputs = math_ops.multiply(inputs, self.get_dropout_mask(inputs))
-        return self.recurrent_step(self.input_projection(inputs), states, training)
+            z = self.gate_projections([math_ops.multiply(inputs, m) for m in self.get_dropout_mask(inputs)])
+        else:
+            z = self.input_projection(inputs)
+        return self.recurrent_step(z, states, training)
 
     def get_config(self):
         s = serialize_keras_object
@@ -224,10 +244,13 @@ class ConvLSTM(RNN):
         if mask is not None and len(mask.shape) != 2:
             raise ValueError(f"Layer '{self.name}' takes a mask of shape (batch, steps); received a mask of shape "
                              f"{tuple(mask.shape)}")
-        if training and cell.dropout > 0:
-            x = math_ops.multiply(x, array_ops.expand_dims(cell.get_dropout_mask(x[:, 0]), 1))
         # the input convolution of every step at once, over (batch * steps) images
-        z = cell.input_projection(array_ops.reshape(x, [-1] + list(x.shape[2:])))
+        images = [-1] + list(x.shape[2:])
+        if training and cell.dropout > 0:     # each gate's own mask, the same at every step
+            z = cell.gate_projections([array_ops.reshape(math_ops.multiply(x, array_ops.expand_dims(m, 1)), images)
+                                       for m in cell.get_dropout_mask(x[:, 0])])
+        else:
+            z = cell.input_projection(array_ops.reshape(x, images))
         z = array_ops.reshape(z, [batch, steps] + list(z.shape[1:]))
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
         prev_output, outputs = None, []
