@@ -63,6 +63,11 @@ def iterate_batches(data, batch_size=None, steps=None):
         yield to_numpy(batch)
 
 
+def legacy_output_mode(output_mode):
+    """Keras 3 still accepts the Keras 2 name "binary" for "multi_hot" (and stores "multi_hot" in the config)."""
+    return "multi_hot" if output_mode == "binary" else output_mode
+
+
 def _listify(values):
     if values is None:
         return None
@@ -80,6 +85,7 @@ class IndexLookup(Layer):
         oov_method = kwargs.pop("oov_method", "floormod")
         salt = kwargs.pop("salt", None)
         super().__init__(name=name, **kwargs)
+        output_mode = legacy_output_mode(output_mode)
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 1):
             raise ValueError(f"If set, `max_tokens` must be greater than 1. Received: max_tokens={max_tokens}")
         if not isinstance(num_oov_indices, int) or num_oov_indices < 0:
@@ -146,6 +152,12 @@ class IndexLookup(Layer):
 
     def _depth(self):
         return self.max_tokens if self.pad_to_max_tokens and self.max_tokens is not None else self.vocabulary_size()
+
+    def _known_depth(self):
+        """The width of an encoded output as a symbolic shape shows it: unknown until there is a vocabulary."""
+        if self.pad_to_max_tokens and self.max_tokens is not None:
+            return self.max_tokens
+        return self.vocabulary_size() if self._terms else None
 
     # -- term conversion (StringLookup and IntegerLookup) ---------------------------------------------
     def _decode_term(self, term):
@@ -356,7 +368,7 @@ class IndexLookup(Layer):
         input_shape = tuple(input_shape)
         if self.output_mode == "int":
             return input_shape
-        depth = self.max_tokens if self.pad_to_max_tokens else None
+        depth = self._known_depth()
         if self.output_mode == "one_hot":
             base = input_shape[:-1] if len(input_shape) > 1 and input_shape[-1] == 1 else input_shape
             return base + (depth,)

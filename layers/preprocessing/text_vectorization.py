@@ -20,7 +20,7 @@ from tapeflow.framework.tensor import Tensor
 from ..keras_tensor import KerasTensor
 from ..layer import Layer
 from ..serialization_lib import keras_export
-from .index_lookup import iterate_batches, to_numpy
+from .index_lookup import iterate_batches, legacy_output_mode, to_numpy
 from .string_lookup import StringLookup, as_text
 
 STANDARDIZE_MODES = ("lower_and_strip_punctuation", "lower", "strip_punctuation")
@@ -56,6 +56,7 @@ class TextVectorization(Layer):
         if not (split is None or split in SPLIT_MODES or callable(split)):
             raise ValueError(f"Invalid value for argument `split`. Expected one of {list(SPLIT_MODES)}, None or a "
                              f"callable. Received: split={split}")
+        output_mode = legacy_output_mode(output_mode)
         if output_mode not in OUTPUT_MODES:
             raise ValueError(f"Invalid value for argument `output_mode`. Expected one of {list(OUTPUT_MODES)}. "
                              f"Received: output_mode={output_mode}")
@@ -168,7 +169,7 @@ class TextVectorization(Layer):
         batch = tuple(input_shape)[:1] or (None,)
         if self.output_mode == "int":
             return batch + (self.output_sequence_length,)
-        return batch + (self.max_tokens if self.pad_to_max_tokens else None,)
+        return batch + (self._lookup_layer._known_depth(),)
 
     def compute_output_spec(self, inputs, *args, **kwargs):
         dtype = "int64" if self.output_mode == "int" else self.compute_dtype

@@ -1,0 +1,68 @@
+"""Lookup and text layers as keras.io examples use them; expected shapes/values were printed by Keras 3.15
+(TF 2.21) for the same calls."""
+import numpy as np
+import pytest
+
+import tapeflow as tf
+
+keras = tf.keras
+STRINGS = np.array([["a"], ["b"], ["c"]])
+INTS = np.array([[1], [2], [3]])
+LOOKUPS = [(keras.layers.StringLookup, STRINGS, "string"), (keras.layers.IntegerLookup, INTS, "int64")]
+
+
+@pytest.mark.parametrize("cls, data, dtype", LOOKUPS)
+def test_binary_is_keras_2s_name_for_multi_hot(cls, data, dtype):
+    layer = cls(output_mode="binary")
+    assert layer.output_mode == "multi_hot" and layer.get_config()["output_mode"] == "multi_hot"
+    layer.adapt(data)
+    np.testing.assert_array_equal(layer(data[:2]).numpy(), [[0, 0, 0, 1], [0, 0, 1, 0]])
+    assert layer(keras.Input((1,), dtype=dtype)).shape == (None, 4)
+
+
+def test_binary_alias_in_text_vectorization_and_category_encoding():
+    vectorize = keras.layers.TextVectorization(output_mode="binary")
+    assert vectorize.get_config()["output_mode"] == "multi_hot"
+    vectorize.adapt(["a b", "c"])
+    np.testing.assert_array_equal(vectorize(["a c"]).numpy(), [[0, 1, 0, 1]])
+    assert vectorize(keras.Input((), dtype="string")).shape == (None, 4)
+    assert keras.layers.CategoryEncoding(num_tokens=3, output_mode="binary").get_config()["output_mode"] == "multi_hot"
+    for layer in (lambda: keras.layers.Hashing(num_bins=3, output_mode="binary"),
+                  lambda: keras.layers.Discretization(num_bins=3, output_mode="binary")):
+        with pytest.raises(ValueError, match="binary"):   # Keras 3 rejects it there
+            layer()
+
+
+@pytest.mark.parametrize("cls, data, dtype", LOOKUPS)
+@pytest.mark.parametrize("mode", ["multi_hot", "count", "one_hot", "tf_idf"])
+def test_encoded_width_is_known_once_there_is_a_vocabulary(cls, data, dtype, mode):
+    adapted = cls(output_mode=mode)
+    adapted.adapt(data)
+    assert adapted(keras.Input((1,), dtype=dtype)).shape == (None, 4)
+    assert adapted(keras.Input((3,), dtype=dtype)).shape == ((None, 3, 4) if mode == "one_hot" else (None, 4))
+    padded = cls(output_mode=mode, max_tokens=10, pad_to_max_tokens=True)
+    padded.adapt(data)
+    assert padded(keras.Input((1,), dtype=dtype)).shape == (None, 10)
+    if mode != "tf_idf":
+        assert cls(output_mode=mode)(keras.Input((1,), dtype=dtype)).shape == (None, None)
+        given = cls(output_mode=mode, vocabulary=data[:, 0].tolist())
+        assert given(keras.Input((1,), dtype=dtype)).shape == (None, 4)
+
+
+def test_adapted_multi_hot_feeds_a_dense_layer():
+    # structured_data_classification_from_scratch: lookup -> concatenate -> Dense
+    lookup = keras.layers.StringLookup(output_mode="multi_hot")
+    lookup.adapt(STRINGS)
+    inputs = keras.Input(shape=(1,), dtype="string")
+    model = keras.Model(inputs, keras.layers.Dense(2)(lookup(inputs)))
+    assert model.output_shape == (None, 2)
+    kernel, bias = model.layers[-1].get_weights()
+    np.testing.assert_allclose(model.predict(np.array([["b"], ["z"]]), verbose=0),
+                               np.stack([kernel[2], kernel[0]]) + bias, rtol=1e-6)
+
+
+def test_text_vectorization_multi_hot_width_is_the_vocabulary_size():
+    vectorize = keras.layers.TextVectorization(output_mode="multi_hot")
+    assert vectorize(keras.Input((), dtype="string")).shape == (None, None)
+    vectorize.adapt(["a b", "c"])
+    assert vectorize(keras.Input((), dtype="string")).shape == (None, 4)
