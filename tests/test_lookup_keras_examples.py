@@ -66,3 +66,46 @@ def test_text_vectorization_multi_hot_width_is_the_vocabulary_size():
     assert vectorize(keras.Input((), dtype="string")).shape == (None, None)
     vectorize.adapt(["a b", "c"])
     assert vectorize(keras.Input((), dtype="string")).shape == (None, 4)
+
+
+def custom_standardization(input_data):   # text_classification_from_scratch's standardize
+    lowercase = tf.strings.lower(input_data)
+    return tf.strings.regex_replace(lowercase, "<br />", " ")
+
+
+def test_text_vectorization_calls_a_custom_standardize_on_the_batch():
+    seen = []
+
+    def standardize(batch):
+        seen.append(tuple(batch.shape))
+        return custom_standardization(batch)
+    vectorize = keras.layers.TextVectorization(standardize=standardize, output_sequence_length=4)
+    vectorize.adapt(tf.data.Dataset.from_tensor_slices(["Hello<br />World", "hello there"]).batch(2))
+    assert vectorize.get_vocabulary() == ["", "[UNK]", "hello", "world", "there"]   # Keras 3.15's
+    np.testing.assert_array_equal(vectorize(tf.constant(["hello world"])).numpy(), [[2, 3, 0, 0]])
+    np.testing.assert_array_equal(vectorize(np.array([["hello world"], ["x there"]])).numpy(),
+                                  [[2, 3, 0, 0], [1, 4, 0, 0]])
+    assert seen == [(2,), (1,), (2, 1)]   # the shapes Keras passes for these calls
+    with pytest.raises(ValueError, match="same shape|shape it"):
+        keras.layers.TextVectorization(standardize=lambda batch: tf.constant(["a"])).adapt(["x", "y"])
+
+
+def test_end_to_end_string_model_with_custom_standardize_predicts_and_trains():
+    vectorize = keras.layers.TextVectorization(standardize=custom_standardization, output_mode="multi_hot")
+    texts = np.array(["Good<br />movie", "bad film", "good good", "BAD"])
+    vectorize.adapt(texts)
+    inputs = keras.Input((1,), dtype="string")
+    dense = keras.layers.Dense(1, kernel_initializer="ones")
+    model = keras.Model(inputs, dense(vectorize(inputs)))
+    expected = vectorize(texts[:, None]).numpy().sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(model.predict(texts[:, None], verbose=0), expected)
+    model.compile("sgd", "mse")
+    history = model.fit(texts[:, None], np.array([1.0, 0.0, 1.0, 0.0]), epochs=2, batch_size=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+
+
+def test_text_vectorization_split_callable_gets_the_batch_and_may_return_ragged_rows():
+    vectorize = keras.layers.TextVectorization(split=tf.strings.split, output_sequence_length=3)
+    vectorize.adapt(["a b", "c a"])
+    assert vectorize.get_vocabulary() == ["", "[UNK]", "a", "c", "b"]   # Keras 3.15's
+    np.testing.assert_array_equal(vectorize(np.array(["a c", "b"])).numpy(), [[2, 3, 0], [4, 0, 0]])
