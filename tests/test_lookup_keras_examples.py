@@ -109,3 +109,33 @@ def test_text_vectorization_split_callable_gets_the_batch_and_may_return_ragged_
     vectorize.adapt(["a b", "c a"])
     assert vectorize.get_vocabulary() == ["", "[UNK]", "a", "c", "b"]   # Keras 3.15's
     np.testing.assert_array_equal(vectorize(np.array(["a c", "b"])).numpy(), [[2, 3, 0], [4, 0, 0]])
+
+
+def test_string_lookup_maps_a_ragged_tensor_and_inverts_it_back():
+    # The text-generation tutorial: ids_from_chars(tf.strings.unicode_split(...)) and chars_from_ids(ids).
+    chars = tf.strings.unicode_split(["abc", "xy", ""], input_encoding="UTF-8")
+    ids_from_chars = keras.layers.StringLookup(vocabulary=list("abcxyz"), mask_token=None)
+    ids = ids_from_chars(chars)
+    assert isinstance(ids, tf.RaggedTensor) and ids.dtype == "int64"
+    assert ids.to_list() == [[1, 2, 3], [4, 5], []]   # TF 2.21's
+    chars_from_ids = keras.layers.StringLookup(vocabulary=ids_from_chars.get_vocabulary(), invert=True,
+                                               mask_token=None)
+    back = chars_from_ids(ids)
+    assert isinstance(back, tf.RaggedTensor) and back.to_list() == [[b"a", b"b", b"c"], [b"x", b"y"], []]
+    assert tf.strings.reduce_join(back, axis=-1).numpy().tolist() == [b"abc", b"xy", b""]
+    nested = ids_from_chars(tf.ragged.constant([[["a", "b"], ["c"]], [["x"]]]))
+    assert nested.to_list() == [[[1, 2], [3]], [[4]]]
+    masked = keras.layers.StringLookup(vocabulary=list("abc"), mask_token="")(tf.ragged.constant([["a", ""], ["zz"]]))
+    assert masked.to_list() == [[2, 0], [1]]
+    assert keras.layers.IntegerLookup(vocabulary=[1, 2])(tf.ragged.constant([[1, 5], [2]])).to_list() == [[1, 0], [2]]
+
+
+def test_encoded_lookup_of_ragged_rows_matches_tensorflow():
+    chars = tf.strings.unicode_split(["abc", "aa", ""], input_encoding="UTF-8")
+    layer = lambda mode: keras.layers.StringLookup(vocabulary=list("abc"), output_mode=mode)  # noqa: E731
+    np.testing.assert_array_equal(layer("multi_hot")(chars).numpy(), [[0, 1, 1, 1], [0, 1, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(layer("count")(chars).numpy(), [[0, 1, 1, 1], [0, 2, 0, 0], [0, 0, 0, 0]])
+    one_hot = layer("one_hot")(chars)
+    assert one_hot.to_list() == [[[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], [[0, 1, 0, 0], [0, 1, 0, 0]], []]
+    with pytest.raises(ValueError, match="ragged rank 1"):
+        layer("multi_hot")(tf.ragged.constant([[["a"]], [["b"], ["c"]]]))

@@ -22,6 +22,7 @@ import numpy as np
 
 from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
+from tapeflow.ragged.ragged_tensor import RaggedTensor
 
 from ..keras_tensor import KerasTensor
 from ..layer import Layer
@@ -314,7 +315,29 @@ class IndexLookup(Layer):
     def _terms_array(self, terms, shape):
         raise NotImplementedError
 
+    def _convert_inputs(self, x):
+        if isinstance(x, RaggedTensor):   # looked up value by value, keeping its rows (see _call_ragged)
+            return x
+        return super()._convert_inputs(x)
+
+    def _call_ragged(self, inputs):
+        """A RaggedTensor, as TensorFlow's lookup layers take one: in int mode (and inverted) and one_hot each
+        value is looked up and the rows are kept; multi_hot, count and tf_idf encode each row of a ragged-rank-1
+        tensor as one dense vector."""
+        flat = self.call(inputs.flat_values)
+        if self.invert or self.output_mode in ("int", "one_hot"):
+            return inputs.with_flat_values(flat)
+        if inputs.ragged_rank != 1:
+            raise ValueError(f"{type(self).__name__} with output_mode '{self.output_mode}' encodes the rows of a "
+                             f"RaggedTensor of ragged rank 1; received ragged rank {inputs.ragged_rank}.")
+        lengths = np.diff(to_numpy(inputs.row_splits))
+        padded = np.full((len(lengths), max(int(lengths.max(initial=0)), 1)), -1, dtype=np.int64)
+        padded[np.arange(padded.shape[1])[None, :] < lengths[:, None]] = self._lookup(to_numpy(inputs.flat_values))
+        return Tensor(self._encode(padded))
+
     def call(self, inputs):
+        if isinstance(inputs, RaggedTensor):
+            return self._call_ragged(inputs)
         values = to_numpy(inputs)
         if self.invert:
             if values.dtype.kind not in "iu":
