@@ -139,3 +139,17 @@ def test_encoded_lookup_of_ragged_rows_matches_tensorflow():
     assert one_hot.to_list() == [[[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]], [[0, 1, 0, 0], [0, 1, 0, 0]], []]
     with pytest.raises(ValueError, match="ragged rank 1"):
         layer("multi_hot")(tf.ragged.constant([[["a"]], [["b"], ["c"]]]))
+
+
+@pytest.mark.parametrize("mode, expected", [("multi_hot", [0, 1, 1, 0]), ("count", [0, 1, 2, 0]),
+                                            ("tf_idf", [0.0, 1.0, 4.0, 0.0])])
+def test_a_rank_1_input_is_one_sample_as_in_keras(mode, expected):
+    kwargs = {"idf_weights": [1.0, 2.0, 3.0]} if mode == "tf_idf" else {}
+    strings = keras.layers.StringLookup(vocabulary=list("abc"), output_mode=mode, **kwargs)
+    np.testing.assert_array_equal(strings(np.array(["a", "b", "b"])).numpy(), expected)   # Keras 3.15's
+    np.testing.assert_array_equal(strings(np.array("a")).numpy(), [0, 1, 0, 0])
+    integers = keras.layers.IntegerLookup(vocabulary=[1, 2, 3], output_mode=mode, **kwargs)
+    np.testing.assert_array_equal(integers(np.array([1, 2, 2])).numpy(), expected)
+    assert strings(keras.Input((), dtype="string")).shape == (4,)
+    with pytest.raises(ValueError, match="rank 0, 1 or 2"):
+        strings(np.array([[["a"], ["b"]]]))

@@ -359,18 +359,19 @@ class IndexLookup(Layer):
             keep = (indices >= 0) & (indices < depth)
             out.reshape(-1, depth)[np.nonzero(keep.reshape(-1))[0], indices.reshape(-1)[keep.reshape(-1)]] = 1.0
             return out
-        if indices.ndim == 0:
-            indices = indices.reshape(1)
-        if indices.ndim == 1:
-            indices = indices[:, None]
-        if indices.ndim != 2:
-            raise ValueError(f"When output_mode is '{self.output_mode}', the inputs must be of rank 1 or 2; "
+        # The last axis holds a sample's terms, as in Keras: (batch, n) -> (batch, depth), (n,) -> (depth,),
+        # a scalar is one term. Keras's results for rank 3 and more follow another rule; they are refused.
+        if indices.ndim > 2:
+            raise ValueError(f"When output_mode is '{self.output_mode}', the inputs must be of rank 0, 1 or 2; "
                              f"received inputs of shape {indices.shape}.")
+        leading = indices.shape[:-1] if indices.ndim else ()
+        indices = indices.reshape(-1, indices.shape[-1] if indices.ndim else 1)
         counts = np.zeros((indices.shape[0], depth), dtype=np.float32)
         rows = np.repeat(np.arange(indices.shape[0]), indices.shape[1])
         cols = indices.reshape(-1)
         keep = (cols >= 0) & (cols < depth)
         np.add.at(counts, (rows[keep], cols[keep]), 1.0)
+        counts = counts.reshape(leading + (depth,))
         if self.output_mode == "multi_hot":
             return np.minimum(counts, 1.0)
         if self.output_mode == "count":
@@ -395,7 +396,7 @@ class IndexLookup(Layer):
         if self.output_mode == "one_hot":
             base = input_shape[:-1] if len(input_shape) > 1 and input_shape[-1] == 1 else input_shape
             return base + (depth,)
-        return input_shape[:1] + (depth,)
+        return input_shape[:-1] + (depth,)
 
     def compute_output_spec(self, inputs, *args, **kwargs):
         return KerasTensor(self.compute_output_shape(inputs.shape), dtype=self._output_dtype())
