@@ -244,8 +244,8 @@ def test_discretization_bins_and_errors():
                                   [0, 1, 2, 2])
     with pytest.raises(ValueError, match="Both `num_bins` and `bin_boundaries`"):
         keras.layers.Discretization(bin_boundaries=[0.0], num_bins=2)
-    with pytest.raises(RuntimeError, match="bin_boundaries"):
-        keras.layers.Discretization(num_bins=3).adapt(np.arange(10.0))
+    with pytest.raises(ValueError, match="initialized with `bin_boundaries`"):
+        keras.layers.Discretization(bin_boundaries=[1.0]).adapt(np.arange(10.0))
 
 
 def _nested_cell_class():

@@ -67,3 +67,34 @@ def test_a_named_function_round_trips_through_its_registration(tmp_path):
     assert restored.layers[0].function is double
     config = keras.layers.Lambda(double).get_config()
     assert config["function"]["class_name"] == "function" and config["function"]["config"] == "double"
+
+
+def euclidean_distance(vects):
+    x, y = vects
+    return keras.ops.sqrt(keras.ops.maximum(keras.ops.sum(keras.ops.square(x - y), axis=1, keepdims=True),
+                                            keras.backend.epsilon()))
+
+
+@pytest.mark.parametrize("kwargs", [{"output_shape": (1,)}, {}, {"output_shape": lambda shapes: (shapes[0][0], 1)}])
+def test_lambda_on_a_list_of_inputs_has_keras_output_shape(kwargs):
+    # The siamese example's distance layer; Keras 3.15 gives (None, 1) for all three forms.
+    a, b = keras.Input((10,)), keras.Input((10,))
+    distance = keras.layers.Lambda(euclidean_distance, **kwargs)([a, b])
+    assert distance.shape == (None, 1)
+    model = keras.Model([a, b], keras.layers.Dense(1)(distance))
+    x = np.arange(20, dtype="float32").reshape(2, 10)
+    np.testing.assert_allclose(model.layers[2]([x, np.zeros_like(x)]).numpy(),
+                               np.sqrt((x ** 2).sum(axis=1, keepdims=True)), rtol=1e-6)
+
+
+def test_lambda_output_shape_rules_follow_keras():
+    a, b = keras.Input((10,)), keras.Input((10,), batch_size=4)
+    # A declared shape wins over the function's; the batch dimension is the first input's (by sorted key).
+    assert keras.layers.Lambda(lambda t: t * 2, output_shape=(5,))(a).shape == (None, 5)
+    assert keras.layers.Lambda(euclidean_distance, output_shape=(1,))([b, a]).shape == (4, 1)
+    assert keras.layers.Lambda(euclidean_distance, output_shape=(1,))([a, b]).shape == (None, 1)
+    assert keras.layers.Lambda(lambda v: v["p"] + v["q"], output_shape=(10,))({"q": b, "p": a}).shape == (None, 10)
+    two = lambda v: [v[0], v[1][:, :3]]  # noqa: E731
+    for output_shape in ([(10,), (3,)], ((10,), (3,)), None):
+        outputs = keras.layers.Lambda(two, output_shape=output_shape)([a, a])
+        assert [t.shape for t in outputs] == [(None, 10), (None, 3)]

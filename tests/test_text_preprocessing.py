@@ -100,7 +100,8 @@ def test_text_vectorization_modes_and_symbolic_shapes():
 
 
 def test_callable_standardize_and_split_run_but_are_not_saved():
-    layer = L.TextVectorization(standardize=lambda s: s.upper(), split=lambda s: s.split("-"))
+    # As in Keras, the callables get the batch as a string tensor (tf.strings functions work on it).
+    layer = L.TextVectorization(standardize=tf.strings.upper, split=lambda s: tf.strings.split(s, "-"))
     layer.adapt(["a-b-b"])
     assert layer.get_vocabulary() == ["", "[UNK]", "B", "A"]
     assert layer(["b-a-c"]).numpy().tolist() == [[2, 3, 1]]

@@ -14,6 +14,7 @@ import marshal
 from tapeflow.ops import array_ops
 
 from ..layer import Layer
+from ..utils import tree
 from ..serialization_lib import (deserialize_keras_object, get_registered_object, keras_export,
                                  serialize_keras_object)
 
@@ -26,6 +27,25 @@ def _serialize_function(function):
             "config": {"code": codecs.encode(marshal.dumps(function.__code__), "base64").decode("ascii"),
                        "defaults": function.__defaults__,
                        "closure": None if closure is None else tuple(c.cell_contents for c in closure)}}
+
+
+def _flat_shapes(shapes):
+    """The shape leaves of a nest of shapes, dict entries by sorted key (keras.tree's order)."""
+    if tree.is_shape(shapes):
+        return [tuple(shapes)]
+    if isinstance(shapes, dict):
+        shapes = [shapes[key] for key in sorted(shapes)]
+    return [leaf for item in shapes for leaf in _flat_shapes(item)]
+
+
+def _map_shapes(fn, shapes):
+    """``fn`` on each shape of a nest given as plain lists, tuples and dicts (attribute tracking may have
+    wrapped a list ``output_shape``)."""
+    if tree.is_shape(shapes):
+        return fn(tuple(shapes))
+    if isinstance(shapes, dict):
+        return {key: _map_shapes(fn, value) for key, value in shapes.items()}
+    return (tuple if isinstance(shapes, tuple) else list)(_map_shapes(fn, item) for item in shapes)
 
 
 @keras_export("keras.layers.Lambda")
@@ -57,19 +77,28 @@ class Lambda(Layer):
         return self.mask
 
     def compute_output_shape(self, input_shape):
+        """Keras's rules: a callable ``output_shape`` gets the input shapes as given (a list for a list of
+        inputs); a shape, or a nest of shapes for several outputs, leaves out the batch dimension, which is
+        the first input's (dict inputs by sorted key); without ``output_shape`` the function is run."""
         if self._output_shape is None:
-            return self._infer_output_shape(tuple(input_shape))
+            return self._infer_output_shape(input_shape)
         if callable(self._output_shape):
             return self._output_shape(input_shape)
-        return (input_shape[0],) + tuple(self._output_shape)
+        batch_size = _flat_shapes(input_shape)[0][0]
+        return _map_shapes(lambda shape: (batch_size,) + shape, self._output_shape)
 
     def _infer_output_shape(self, input_shape):
         """Runs the function on zeros with unknown sizes set to 1, then to 2: sizes that follow them are
         unknown in the result."""
         dtype = getattr(self, "compute_dtype", None) or "float32"
-        shapes = [tuple(self.call(array_ops.zeros(tuple(size if d is None else d for d in input_shape),
-                                                  dtype=dtype)).shape) for size in (1, 2)]
-        return tuple(a if a == b else None for a, b in zip(*shapes))
+        runs = []
+        for size in (1, 2):
+            inputs = tree.map_shape_structure(
+                lambda shape: array_ops.zeros(tuple(size if d is None else d for d in shape), dtype=dtype),
+                input_shape)
+            runs.append(self.call(inputs))
+        return tree.map_structure(
+            lambda a, b: tuple(x if x == y else None for x, y in zip(a.shape, b.shape)), runs[0], runs[1])
 
     def get_config(self):
         config = super().get_config()

@@ -47,6 +47,7 @@ class CategoryEncoding(Layer):
                              "beforehand, use the IntegerLookup layer instead.")
         if isinstance(num_tokens, bool) or int(num_tokens) != num_tokens or num_tokens < 1:
             raise ValueError(f"`num_tokens` must be >= 1. Received: num_tokens={num_tokens}.")
+        output_mode = "multi_hot" if output_mode == "binary" else output_mode   # Keras 2's name, kept by Keras 3
         check_output_mode(output_mode)
         if sparse:
             raise ValueError("CategoryEncoding: sparse=True is not supported by tapeflow (tensors are dense).")

@@ -2,6 +2,7 @@
 
 Value ``x`` falls in bin ``i`` when ``bin_boundaries[i-1] <= x < bin_boundaries[i]``: below the first boundary
 is bin 0, at or above the last is bin ``len(bin_boundaries)``, and NaN goes to that last bin, as in Keras 3.
+``adapt`` learns the boundaries from ``num_bins`` with Keras's quantile sketch (``quantile_sketch``).
 """
 import numpy as np
 
@@ -10,7 +11,9 @@ from tapeflow.ops import array_ops, math_ops, reduction_ops
 
 from ..layer import Layer
 from ..serialization_lib import keras_export
+from . import quantile_sketch
 from .category_encoding import check_output_mode, encode_categories
+from .index_lookup import iterate_batches
 
 
 @keras_export("keras.layers.Discretization")
@@ -34,14 +37,24 @@ class Discretization(Layer):
         self.epsilon = epsilon
         self.output_mode = output_mode
         self.sparse = False
+        self.summary = quantile_sketch.empty_summary()
 
     def adapt(self, data, steps=None):
-        # Keras learns the boundaries with TensorFlow's approximate quantile sketch (it needs TensorFlow even on
-        # the jax backend); tapeflow has no reference to match it against, so it does not guess.
-        raise RuntimeError(
-            "Discretization.adapt (TensorFlow's approximate-quantile boundaries) is not available in tapeflow; "
-            "compute the boundaries (e.g. np.quantile(data, np.linspace(0, 1, num_bins + 1)[1:-1])) and pass "
-            "them as `bin_boundaries`.")
+        """Learns ``num_bins`` quantile boundaries from ``data`` (array, Tensor or Dataset of batches) with Keras
+        3's sketch (see ``quantile_sketch``); ``epsilon`` sets its resolution."""
+        if self.num_bins is None:
+            if self.bin_boundaries is not None:
+                raise ValueError("Cannot adapt a Discretization layer that has been initialized with "
+                                 "`bin_boundaries`, use `num_bins` instead.")
+            raise ValueError("You need to set either `num_bins` or `bin_boundaries`.")
+        summary = quantile_sketch.empty_summary()
+        for batch in iterate_batches(data, steps=steps):
+            batch = np.asarray(batch)
+            if not (np.issubdtype(batch.dtype, np.number) or batch.dtype == np.bool_):
+                raise TypeError(f"Discretization.adapt needs numeric data; received an array of dtype {batch.dtype}.")
+            summary = quantile_sketch.merge(summary, quantile_sketch.summarize(batch, self.epsilon), self.epsilon)
+        self.summary = summary
+        self.bin_boundaries = quantile_sketch.bin_boundaries(summary, self.num_bins)
 
     def call(self, inputs):
         if self.bin_boundaries is None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from tapeflow.framework.tensor import Tensor, host_array
 from tapeflow.framework.variables import Variable
+from tapeflow.ragged.ragged_tensor import RaggedTensor
 
 from ..keras_tensor import KerasTensor
 from ..layer import Layer
@@ -63,6 +64,11 @@ def iterate_batches(data, batch_size=None, steps=None):
         yield to_numpy(batch)
 
 
+def legacy_output_mode(output_mode):
+    """Keras 3 still accepts the Keras 2 name "binary" for "multi_hot" (and stores "multi_hot" in the config)."""
+    return "multi_hot" if output_mode == "binary" else output_mode
+
+
 def _listify(values):
     if values is None:
         return None
@@ -80,6 +86,7 @@ class IndexLookup(Layer):
         oov_method = kwargs.pop("oov_method", "floormod")
         salt = kwargs.pop("salt", None)
         super().__init__(name=name, **kwargs)
+        output_mode = legacy_output_mode(output_mode)
         if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens <= 1):
             raise ValueError(f"If set, `max_tokens` must be greater than 1. Received: max_tokens={max_tokens}")
         if not isinstance(num_oov_indices, int) or num_oov_indices < 0:
@@ -146,6 +153,12 @@ class IndexLookup(Layer):
 
     def _depth(self):
         return self.max_tokens if self.pad_to_max_tokens and self.max_tokens is not None else self.vocabulary_size()
+
+    def _known_depth(self):
+        """The width of an encoded output as a symbolic shape shows it: unknown until there is a vocabulary."""
+        if self.pad_to_max_tokens and self.max_tokens is not None:
+            return self.max_tokens
+        return self.vocabulary_size() if self._terms else None
 
     # -- term conversion (StringLookup and IntegerLookup) ---------------------------------------------
     def _decode_term(self, term):
@@ -302,7 +315,29 @@ class IndexLookup(Layer):
     def _terms_array(self, terms, shape):
         raise NotImplementedError
 
+    def _convert_inputs(self, x):
+        if isinstance(x, RaggedTensor):   # looked up value by value, keeping its rows (see _call_ragged)
+            return x
+        return super()._convert_inputs(x)
+
+    def _call_ragged(self, inputs):
+        """A RaggedTensor, as TensorFlow's lookup layers take one: in int mode (and inverted) and one_hot each
+        value is looked up and the rows are kept; multi_hot, count and tf_idf encode each row of a ragged-rank-1
+        tensor as one dense vector."""
+        flat = self.call(inputs.flat_values)
+        if self.invert or self.output_mode in ("int", "one_hot"):
+            return inputs.with_flat_values(flat)
+        if inputs.ragged_rank != 1:
+            raise ValueError(f"{type(self).__name__} with output_mode '{self.output_mode}' encodes the rows of a "
+                             f"RaggedTensor of ragged rank 1; received ragged rank {inputs.ragged_rank}.")
+        lengths = np.diff(to_numpy(inputs.row_splits))
+        padded = np.full((len(lengths), max(int(lengths.max(initial=0)), 1)), -1, dtype=np.int64)
+        padded[np.arange(padded.shape[1])[None, :] < lengths[:, None]] = self._lookup(to_numpy(inputs.flat_values))
+        return Tensor(self._encode(padded))
+
     def call(self, inputs):
+        if isinstance(inputs, RaggedTensor):
+            return self._call_ragged(inputs)
         values = to_numpy(inputs)
         if self.invert:
             if values.dtype.kind not in "iu":
@@ -324,18 +359,19 @@ class IndexLookup(Layer):
             keep = (indices >= 0) & (indices < depth)
             out.reshape(-1, depth)[np.nonzero(keep.reshape(-1))[0], indices.reshape(-1)[keep.reshape(-1)]] = 1.0
             return out
-        if indices.ndim == 0:
-            indices = indices.reshape(1)
-        if indices.ndim == 1:
-            indices = indices[:, None]
-        if indices.ndim != 2:
-            raise ValueError(f"When output_mode is '{self.output_mode}', the inputs must be of rank 1 or 2; "
+        # The last axis holds a sample's terms, as in Keras: (batch, n) -> (batch, depth), (n,) -> (depth,),
+        # a scalar is one term. Keras's results for rank 3 and more follow another rule; they are refused.
+        if indices.ndim > 2:
+            raise ValueError(f"When output_mode is '{self.output_mode}', the inputs must be of rank 0, 1 or 2; "
                              f"received inputs of shape {indices.shape}.")
+        leading = indices.shape[:-1] if indices.ndim else ()
+        indices = indices.reshape(-1, indices.shape[-1] if indices.ndim else 1)
         counts = np.zeros((indices.shape[0], depth), dtype=np.float32)
         rows = np.repeat(np.arange(indices.shape[0]), indices.shape[1])
         cols = indices.reshape(-1)
         keep = (cols >= 0) & (cols < depth)
         np.add.at(counts, (rows[keep], cols[keep]), 1.0)
+        counts = counts.reshape(leading + (depth,))
         if self.output_mode == "multi_hot":
             return np.minimum(counts, 1.0)
         if self.output_mode == "count":
@@ -356,11 +392,11 @@ class IndexLookup(Layer):
         input_shape = tuple(input_shape)
         if self.output_mode == "int":
             return input_shape
-        depth = self.max_tokens if self.pad_to_max_tokens else None
+        depth = self._known_depth()
         if self.output_mode == "one_hot":
             base = input_shape[:-1] if len(input_shape) > 1 and input_shape[-1] == 1 else input_shape
             return base + (depth,)
-        return input_shape[:1] + (depth,)
+        return input_shape[:-1] + (depth,)
 
     def compute_output_spec(self, inputs, *args, **kwargs):
         return KerasTensor(self.compute_output_shape(inputs.shape), dtype=self._output_dtype())

@@ -1,11 +1,13 @@
 """TextVectorization: strings -> standardized -> split into tokens -> n-grams -> vocabulary indices or vectors.
 
 Standardize: ``lower_and_strip_punctuation`` (the default), ``lower``,
-``strip_punctuation``, None, or a callable on a string; as in Keras, ``lower``
+``strip_punctuation``, None, or a callable; as in Keras, ``lower``
 changes the ASCII letters only ("CAFÉ" becomes "cafÉ"). Split: ``whitespace``
 (runs of ASCII whitespace), ``character`` (Unicode code points), None (each
 input string is one token; rank-2 inputs are rows of tokens already), or a
-callable from a string to a list of strings. ``ngrams=n`` adds the 2- to
+callable. As in Keras, callables get the whole batch as a string tensor (so
+``tf.strings`` functions work): standardize returns strings of the same shape,
+split one row of tokens per string (a RaggedTensor). ``ngrams=n`` adds the 2- to
 n-grams of each row after its tokens (all 2-grams, then all 3-grams, ...),
 joined by a space; a tuple lists the widths. The vocabulary is a
 ``StringLookup`` with the mask token ``""`` (index 0 in ``int`` mode, the
@@ -16,11 +18,12 @@ import re
 import numpy as np
 
 from tapeflow.framework.tensor import Tensor
+from tapeflow.ragged.ragged_tensor import RaggedTensor
 
 from ..keras_tensor import KerasTensor
 from ..layer import Layer
 from ..serialization_lib import keras_export
-from .index_lookup import iterate_batches, to_numpy
+from .index_lookup import iterate_batches, legacy_output_mode, to_numpy
 from .string_lookup import StringLookup, as_text
 
 STANDARDIZE_MODES = ("lower_and_strip_punctuation", "lower", "strip_punctuation")
@@ -56,6 +59,7 @@ class TextVectorization(Layer):
         if not (split is None or split in SPLIT_MODES or callable(split)):
             raise ValueError(f"Invalid value for argument `split`. Expected one of {list(SPLIT_MODES)}, None or a "
                              f"callable. Received: split={split}")
+        output_mode = legacy_output_mode(output_mode)
         if output_mode not in OUTPUT_MODES:
             raise ValueError(f"Invalid value for argument `output_mode`. Expected one of {list(OUTPUT_MODES)}. "
                              f"Received: output_mode={output_mode}")
@@ -85,22 +89,38 @@ class TextVectorization(Layer):
 
     # -- text to tokens ------------------------------------------------------------------------------
     def _standardize(self, text):
-        if self.standardize is None:
-            return text
-        if callable(self.standardize):
-            return as_text(self.standardize(text), "standardize() result")
         if self.standardize in ("lower", "lower_and_strip_punctuation"):
             text = text.translate(ASCII_LOWER)
         if self.standardize in ("strip_punctuation", "lower_and_strip_punctuation"):
             text = PUNCTUATION.sub("", text)
         return text
 
-    def _split(self, text):
-        if callable(self.split):
-            return [as_text(t, "split() result") for t in self.split(text)]
-        if self.split == "whitespace":
-            return [t for t in WHITESPACE.split(text) if t]
-        return list(text)
+    def _custom_standardize(self, values):
+        """A callable ``standardize`` gets the whole batch as a string tensor and returns one of the same shape
+        (Keras calls it on the batch, so ``tf.strings`` functions work)."""
+        batch = np.empty(values.shape, dtype=object)   # a string tensor holds bytes, whatever the input held
+        batch.reshape(-1)[:] = [as_text(v).encode("utf-8") for v in values.reshape(-1).tolist()]
+        result = to_numpy(self.standardize(Tensor(batch)))
+        if result.shape != values.shape:
+            raise ValueError(f"TextVectorization: the `standardize` callable must return strings of the shape it "
+                             f"was given, {values.shape}; it returned shape {result.shape}.")
+        return result
+
+    def _split(self, texts):
+        """The token lists of a list of texts; a callable ``split`` gets them as one string tensor (Keras's
+        batch call) and returns a RaggedTensor, a string tensor of rows, or a list of lists."""
+        if not callable(self.split):
+            if self.split == "whitespace":
+                return [[t for t in WHITESPACE.split(text) if t] for text in texts]
+            return [list(text) for text in texts]
+        batch = np.empty(len(texts), dtype=object)
+        batch[:] = [text.encode("utf-8") for text in texts]
+        rows = self.split(Tensor(batch))
+        rows = rows.to_list() if isinstance(rows, RaggedTensor) else to_numpy(rows).tolist()
+        if not isinstance(rows, list) or len(rows) != len(texts) or not all(isinstance(r, list) for r in rows):
+            raise ValueError(f"TextVectorization: the `split` callable must return one row of tokens per input "
+                             f"string ({len(texts)} rows); it returned {rows!r}.")
+        return [[as_text(t, "split() result") for t in row] for row in rows]
 
     def _with_ngrams(self, tokens):
         if self._ngram_widths is None:
@@ -115,16 +135,23 @@ class TextVectorization(Layer):
         values = to_numpy(inputs)
         if values.ndim == 0:
             values = values.reshape(1)
+        custom = callable(self.standardize)
+        if custom:
+            values = self._custom_standardize(values)
+
+        def standardized(value):
+            text = as_text(value, "standardize() result" if custom else "input")
+            return text if custom or self.standardize is None else self._standardize(text)
         if self.split is None:
             rows = values.reshape(-1, 1) if values.ndim == 1 else values.reshape(values.shape[0], -1)
-            return [self._with_ngrams([self._standardize(as_text(t)) for t in row]) for row in rows.tolist()]
+            return [self._with_ngrams([standardized(t) for t in row]) for row in rows.tolist()]
         if values.ndim == 2 and values.shape[1] == 1:
             values = values[:, 0]
         if values.ndim != 1:
             raise ValueError(f"When using TextVectorization to tokenize strings, the input rank must be 1 or the "
                              f"last shape dimension must be 1. Received: inputs.shape={values.shape} with "
                              f"rank={values.ndim}")
-        return [self._with_ngrams(self._split(self._standardize(as_text(t)))) for t in values.tolist()]
+        return [self._with_ngrams(tokens) for tokens in self._split([standardized(t) for t in values.tolist()])]
 
     # -- vocabulary ------------------------------------------------------------------------------------
     def adapt(self, data, batch_size=None, steps=None):
@@ -168,7 +195,7 @@ class TextVectorization(Layer):
         batch = tuple(input_shape)[:1] or (None,)
         if self.output_mode == "int":
             return batch + (self.output_sequence_length,)
-        return batch + (self.max_tokens if self.pad_to_max_tokens else None,)
+        return batch + (self._lookup_layer._known_depth(),)
 
     def compute_output_spec(self, inputs, *args, **kwargs):
         dtype = "int64" if self.output_mode == "int" else self.compute_dtype
