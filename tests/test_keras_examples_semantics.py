@@ -62,3 +62,21 @@ def test_compute_loss_gets_training_only_when_it_names_it():
         model.evaluate(x, y, verbose=0)
     # observed in Keras 3.15: True/False for the first; four positional arguments and no keyword for the second
     assert seen == [("training", True), ("training", False), (4, []), (4, [])]
+
+
+def test_train_and_test_on_batch_report_their_batch_alone():
+    # Keras resets the metrics at each train_on_batch / test_on_batch; predict leaves them alone
+    x = np.zeros((96, 2), "float32")
+    y = np.r_[np.zeros(32), np.ones(64)].astype("float32")
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, activation="sigmoid",
+                                                                     kernel_initializer="zeros")])
+    model.compile(optimizer=keras.optimizers.SGD(0.0), loss="binary_crossentropy", metrics=["accuracy"])
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0)     # accuracy over the epoch: 1/3
+    assert model.test_on_batch(x[:32], y[:32], return_dict=True)["accuracy"] == 1.0
+    assert model.test_on_batch(x[32:64], y[32:64], return_dict=True)["accuracy"] == 0.0
+    assert model.train_on_batch(x[:32], y[:32], return_dict=True)["accuracy"] == 1.0
+    assert model.train_on_batch(x[32:64], y[32:64], return_dict=True)["accuracy"] == 0.0
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0)
+    model.predict(x[:32], verbose=0)
+    model.predict_on_batch(x[:32])
+    np.testing.assert_allclose(model.get_metrics_result()["accuracy"], 1 / 3, rtol=1e-6)

@@ -395,12 +395,14 @@ class Trainer:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self._assert_compile_called("train_on_batch")
         (bx, by, bsw), _ = self._batch_arrays(x, y, sample_weight, class_weight)
+        self.reset_metrics()   # Keras reports this batch alone
         logs = pythonify_logs(run_step(self, "train_on_batch", pack_x_y_sample_weight(bx, by, bsw)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         self._assert_compile_called("test_on_batch")
         (bx, by, bsw), _ = self._batch_arrays(x, y, sample_weight)
+        self.reset_metrics()   # Keras reports this batch alone
         logs = pythonify_logs(run_step(self, "test_on_batch", pack_x_y_sample_weight(bx, by, bsw)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
