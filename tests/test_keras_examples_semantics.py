@@ -80,3 +80,76 @@ def test_train_and_test_on_batch_report_their_batch_alone():
     model.predict(x[:32], verbose=0)
     model.predict_on_batch(x[:32])
     np.testing.assert_allclose(model.get_metrics_result()["accuracy"], 1 / 3, rtol=1e-6)
+
+
+def _describe(data):
+    if isinstance(data, tuple):
+        return tuple(None if v is None else type(v).__name__ for v in data)
+    return type(data).__name__
+
+
+def test_steps_receive_the_batch_structure_keras_gives():
+    # DCGAN / VAE examples: fit(x) hands train_step the tensor x itself, which they slice with ops.shape(x)[0]
+    seen = []
+
+    class Recorder(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1)
+
+        def call(self, x):
+            return self.dense(x)
+
+        def train_step(self, data):
+            seen.append(("train", _describe(data)))
+            return {"loss": 0.0}
+
+        def test_step(self, data):
+            seen.append(("test", _describe(data)))
+            return {"loss": 0.0}
+
+        def predict_step(self, data):
+            seen.append(("predict", _describe(data)))
+            x, _, _ = keras.utils.unpack_x_y_sample_weight(data)
+            return self(x)
+
+    model = Recorder()
+    model.compile(run_eagerly=True)
+    x = np.zeros((4, 3), "float32")
+    model.fit(x, batch_size=4, verbose=0)
+    model.fit(tf.data.Dataset.from_tensor_slices(x).batch(4), verbose=0)
+    model.fit(x, x, batch_size=4, verbose=0)
+    model.fit([x, x], batch_size=4, verbose=0)
+    model.evaluate(x, batch_size=4, verbose=0)
+    model.evaluate(x, sample_weight=np.ones(4), batch_size=4, verbose=0)
+    model.predict(x, batch_size=4, verbose=0)
+    model.predict(tf.data.Dataset.from_tensor_slices((x, x)).batch(4), verbose=0)
+    model.predict_on_batch(x)
+    model.train_on_batch(x)
+    model.test_on_batch(x)
+    # as observed in Keras 3.15 on TensorFlow (Tensor for EagerTensor)
+    assert seen == [("train", "Tensor"), ("train", "Tensor"), ("train", ("Tensor", "Tensor")), ("train", ("list",)),
+                    ("test", "Tensor"), ("test", "Tensor"), ("predict", "Tensor"), ("predict", ("Tensor", "Tensor")),
+                    ("predict", ("Tensor",)), ("train", ("Tensor", None, None)), ("test", ("Tensor", None, None))]
+
+
+def test_traced_train_step_on_a_bare_tensor():
+    # DCGAN: batch_size = ops.shape(real_images)[0] in a traced train_step on a dataset of images
+    class GAN(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1, kernel_initializer="ones")
+
+        def call(self, x):
+            return self.dense(x)
+
+        def train_step(self, real):
+            noise = keras.ops.ones((keras.ops.shape(real)[0], 3))
+            both = keras.ops.concatenate([real, noise], axis=0)
+            return {"m": keras.ops.mean(self(both))}
+
+    model = GAN()
+    model.compile()
+    x = np.arange(12, dtype="float32").reshape(4, 3)
+    history = model.fit(tf.data.Dataset.from_tensor_slices(x).batch(4), verbose=0).history
+    np.testing.assert_allclose(history["m"], [(x.sum() + 12.0) / 8], rtol=1e-6)

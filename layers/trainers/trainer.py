@@ -366,9 +366,9 @@ class Trainer:
                                  steps=data.num_batches)
         callbacks.on_predict_begin()
         outputs = []
-        for step, (bx, _, _) in enumerate(data):
+        for step, (bx, by, bsw) in enumerate(data):
             callbacks.on_predict_batch_begin(step)
-            out = run_step(self, "predict", (bx,))
+            out = run_step(self, "predict", pack_x_y_sample_weight(bx, by, bsw))
             out = tree.map_structure(host_array, out)
             out = distributed_training.gather_batch(out)  # the rows of every worker
             outputs.append(out)
@@ -396,14 +396,14 @@ class Trainer:
         self._assert_compile_called("train_on_batch")
         (bx, by, bsw), _ = self._batch_arrays(x, y, sample_weight, class_weight)
         self.reset_metrics()   # Keras reports this batch alone
-        logs = pythonify_logs(run_step(self, "train_on_batch", pack_x_y_sample_weight(bx, by, bsw)))
+        logs = pythonify_logs(run_step(self, "train_on_batch", (bx, by, bsw)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         self._assert_compile_called("test_on_batch")
         (bx, by, bsw), _ = self._batch_arrays(x, y, sample_weight)
         self.reset_metrics()   # Keras reports this batch alone
-        logs = pythonify_logs(run_step(self, "test_on_batch", pack_x_y_sample_weight(bx, by, bsw)))
+        logs = pythonify_logs(run_step(self, "test_on_batch", (bx, by, bsw)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def predict_on_batch(self, x):
