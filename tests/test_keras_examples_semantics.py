@@ -153,3 +153,33 @@ def test_traced_train_step_on_a_bare_tensor():
     x = np.arange(12, dtype="float32").reshape(4, 3)
     history = model.fit(tf.data.Dataset.from_tensor_slices(x).batch(4), verbose=0).history
     np.testing.assert_allclose(history["m"], [(x.sum() + 12.0) / 8], rtol=1e-6)
+
+
+def test_a_subclass_is_functional_only_when_it_passes_inputs_and_outputs_to_model():
+    class VAE(keras.Model):      # VAE(encoder, decoder): two positional arguments of its own
+        def __init__(self, encoder, decoder, **kwargs):
+            super().__init__(**kwargs)
+            self.encoder, self.decoder = encoder, decoder
+
+        def call(self, x):
+            return self.decoder(self.encoder(x))
+
+    vae = VAE(keras.layers.Dense(2), keras.layers.Dense(3))
+    assert not getattr(vae, "_has_symbolic_graph", False)
+    assert tuple(vae(keras.ops.ones((1, 4))).shape) == (1, 3)
+
+    class Wrapped(keras.Model):  # one argument of its own, inputs and outputs passed on
+        def __init__(self, units, **kwargs):
+            inputs = keras.Input((2,))
+            super().__init__(inputs, keras.layers.Dense(units, kernel_initializer="ones")(inputs), **kwargs)
+
+    class PassedOn(keras.Model):
+        def __init__(self, a, b):
+            super().__init__(inputs=a, outputs=b)
+
+    wrapped = Wrapped(3)
+    assert wrapped._has_symbolic_graph and isinstance(wrapped, Wrapped)
+    np.testing.assert_allclose(wrapped(np.ones((1, 2), "float32")), [[2.0, 2.0, 2.0]])
+    inputs = keras.Input((2,))
+    passed_on = PassedOn(inputs, keras.layers.Dense(1)(inputs))
+    assert passed_on._has_symbolic_graph and tuple(passed_on(np.ones((5, 2))).shape) == (5, 1)
