@@ -183,3 +183,38 @@ def test_a_subclass_is_functional_only_when_it_passes_inputs_and_outputs_to_mode
     inputs = keras.Input((2,))
     passed_on = PassedOn(inputs, keras.layers.Dense(1)(inputs))
     assert passed_on._has_symbolic_graph and tuple(passed_on(np.ones((5, 2))).shape) == (5, 1)
+
+
+def test_a_user_loss_function_sees_targets_of_the_predictions_rank_and_float_dtype():
+    # siamese_contrastive: a loss written as y_true * ... + (1 - y_true) * ... on (N,) labels, (N, 1) outputs
+    def contrastive(y_true, y_pred):
+        return keras.ops.mean((1 - y_true) * keras.ops.square(y_pred) + y_true * keras.ops.square(1 - y_pred))
+
+    inp = keras.Input((1,))
+    model = keras.Model(inp, keras.layers.Dense(1, kernel_initializer="ones")(inp))
+    model.compile(optimizer="sgd", loss=contrastive)
+    x = np.array([[0.1], [0.5], [0.9], [0.3]], "float32")
+    y = np.array([0.0, 1.0, 1.0, 0.0], "float32")
+    expected = np.mean((1 - y) * x[:, 0] ** 2 + y * (1 - x[:, 0]) ** 2)      # 0.09, Keras's figure
+    np.testing.assert_allclose(model.evaluate(x, y, verbose=0), expected, rtol=1e-6)
+
+    seen = []
+
+    def recording(y_true, y_pred):
+        seen.append((tuple(y_true.shape), np.dtype(y_true.numpy().dtype).name, tuple(y_pred.shape)))
+        return keras.ops.mean(keras.ops.square(y_true - y_pred))
+
+    def evaluate(y_shape, y_dtype, output):
+        inputs = keras.Input((2,))
+        model = keras.Model(inputs, output(inputs))
+        model.compile(optimizer="sgd", loss=recording, run_eagerly=True)
+        model.evaluate(np.ones((4, 2), "float32"), np.zeros(y_shape, y_dtype), verbose=0)
+
+    evaluate((4,), "int32", keras.layers.Dense(1))
+    evaluate((4, 1), "float32", lambda t: keras.ops.squeeze(keras.layers.Dense(1)(t), -1))
+    evaluate((4, 2, 1), "float32", keras.layers.Dense(2))
+    evaluate((4, 2), "float32", lambda t: keras.layers.Reshape((2, 1))(keras.layers.Dense(2)(t)))
+    evaluate((4, 1, 1), "float32", keras.layers.Dense(1))
+    # observed in Keras 3.15: (N,) is expanded against rank 2, otherwise a trailing 1 is squeezed; labels as float32
+    assert seen == [((4, 1), "float32", (4, 1)), ((4, 1), "float32", (4, 1)), ((4, 2), "float32", (4, 2)),
+                    ((4, 2), "float32", (4, 2)), ((4, 1), "float32", (4, 1))]
