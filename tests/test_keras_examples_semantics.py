@@ -218,3 +218,43 @@ def test_a_user_loss_function_sees_targets_of_the_predictions_rank_and_float_dty
     # observed in Keras 3.15: (N,) is expanded against rank 2, otherwise a trailing 1 is squeezed; labels as float32
     assert seen == [((4, 1), "float32", (4, 1)), ((4, 1), "float32", (4, 1)), ((4, 2), "float32", (4, 2)),
                     ((4, 2), "float32", (4, 2)), ((4, 1), "float32", (4, 1))]
+
+
+def test_dict_outputs_are_ordered_by_sorted_key(tmp_path):
+    # observed in Keras 3.15: output_names, model.outputs, layers and weights follow the sorted keys; a call
+    # returns the dict in the user's key order; compile's dicts and dict targets are keyed by the dict's keys
+    inputs = keras.Input((3,), name="features")
+    z_layer = keras.layers.Dense(1, name="zz", kernel_initializer="ones")
+    a_layer = keras.layers.Dense(2, name="aa", kernel_initializer="zeros")
+    model = keras.Model(inputs, {"z": z_layer(inputs), "a": a_layer(inputs)})
+    assert model.output_names == ["aa", "zz"]
+    assert [tuple(t.shape) for t in model.outputs] == [(None, 2), (None, 1)]
+    assert [layer.name for layer in model.layers] == ["features", "aa", "zz"]
+    assert [tuple(w.shape) for w in model.get_weights()] == [(3, 2), (2,), (3, 1), (1,)]
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    out = model(x)
+    assert list(out) == ["z", "a"]
+    np.testing.assert_allclose(out["z"], x.sum(1, keepdims=True))
+    np.testing.assert_allclose(out["a"], np.zeros((2, 2)))
+    predicted = model.predict(x, verbose=0)
+    assert list(predicted) == ["z", "a"] and predicted["a"].shape == (2, 2)
+
+    model.compile(optimizer="sgd", loss={"z": "mse", "a": "mae"})
+    logs = model.evaluate(x, {"z": np.zeros((2, 1)), "a": np.ones((2, 2))}, verbose=0, return_dict=True)
+    np.testing.assert_allclose([logs["z_loss"], logs["a_loss"]], [np.mean(x.sum(1) ** 2), 1.0], rtol=1e-6)
+
+    model.save(tmp_path / "m.keras")
+    reloaded = keras.models.load_model(tmp_path / "m.keras")
+    assert reloaded.output_names == ["aa", "zz"]
+    again = reloaded(x)
+    assert list(again) == ["z", "a"]
+    np.testing.assert_allclose(again["z"], out["z"])
+
+
+def test_dict_inputs_are_ordered_by_sorted_key():
+    first = keras.Input((1,), name="one")
+    second = keras.Input((2,), name="two")
+    model = keras.Model({"y": first, "b": second}, keras.layers.Concatenate()([first, second]))
+    assert [tuple(t.shape) for t in model.inputs] == [(None, 2), (None, 1)]
+    out = model({"y": np.ones((1, 1), "float32"), "b": np.full((1, 2), 2.0, "float32")})
+    np.testing.assert_allclose(out, [[1.0, 2.0, 2.0]])
