@@ -258,3 +258,19 @@ def test_dict_inputs_are_ordered_by_sorted_key():
     assert [tuple(t.shape) for t in model.inputs] == [(None, 2), (None, 1)]
     out = model({"y": np.ones((1, 1), "float32"), "b": np.full((1, 2), 2.0, "float32")})
     np.testing.assert_allclose(out, [[1.0, 2.0, 2.0]])
+
+
+def test_pack_x_y_sample_weight_as_keras():
+    pack = keras.utils.pack_x_y_sample_weight
+    x = np.zeros((4, 3), "float32")
+    assert pack(x) is x
+    assert pack(x, None, np.ones(4)) is x        # Keras drops a sample weight that comes without targets
+    inputs = {"a": x}
+    assert pack(inputs) is inputs
+    packed = pack([x, x])
+    assert isinstance(packed, tuple) and len(packed) == 1 and len(packed[0]) == 2
+    assert len(pack((x, x))) == 1
+    assert len(pack(x, x)) == 2 and len(pack(x, x, np.ones(4))) == 3
+    for data in (x, pack([x, x]), pack(x, x)):
+        unpacked = keras.utils.unpack_x_y_sample_weight(data)
+        assert len(unpacked) == 3
