@@ -56,7 +56,7 @@ class Dense(Layer):
             return nn_ops.bias_relu(x, self.bias)  # one fused pass, forward and backward
         if self.bias is not None:
             x = math_ops.add(x, self.bias)
-        if self.activation is not activations.linear:
+        if self.activation is not None and self.activation is not activations.linear:  # None: set by the user
             x = self.activation(x)
         return x
 

@@ -54,6 +54,21 @@ def _float_pred(y_pred):
     return y_pred
 
 
+def _is_tensor(x):
+    return isinstance(x, Tensor) or hasattr(x, "ndim") and hasattr(x, "shape") and not isinstance(x, (list, tuple, dict))
+
+
+def _labels_as(y_true, dtype):
+    """Targets in the loss's float dtype, as Keras converts them before ``call`` (int labels too); nested
+    targets of a custom loss are converted leaf by leaf."""
+    if isinstance(y_true, (list, tuple, dict)):
+        from ..utils import tree
+        return tree.map_structure(lambda t: _labels_as(t, dtype), y_true)
+    if y_true is None:
+        return None
+    return _tensor(y_true, dtype)
+
+
 def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
     """Makes ranks equal by removing or adding a trailing axis of size 1 (Keras's rule)."""
     r1, r2 = x1.ndim, x2.ndim
@@ -122,6 +137,7 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         keras_mask = mask_of(y_pred)   # read before any cast makes a new tensor
         y_pred = _float_pred(y_pred) if self.dtype is None else _tensor(y_pred, self.dtype)
+        y_true = _labels_as(y_true, host_array(y_pred).dtype)
         losses = self.call(y_true, y_pred)
         mask = combine_masks(keras_mask, getattr(self, "_call_mask", None))
         self._call_mask = None
@@ -148,6 +164,10 @@ class LossFunctionWrapper(Loss):
         self._fn_kwargs = kwargs
 
     def call(self, y_true, y_pred):
+        if _is_tensor(y_true) and _is_tensor(y_pred):
+            # As Keras: the function sees targets of the predictions' rank, so that (N,) labels against (N, 1)
+            # predictions do not broadcast to (N, N) in a user's loss.
+            y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         return self.fn(y_true, y_pred, **self._fn_kwargs)
 
     def get_config(self):

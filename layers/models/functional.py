@@ -22,20 +22,24 @@ from ..utils import tree
 
 
 def _flatten_io(structure):
+    """The tensors of a model's inputs or outputs in Keras's order: a dict by sorted key, as keras.tree flattens
+    it (model.outputs, output_names, the order of layers and weights follow)."""
     if isinstance(structure, dict):
-        return [structure[k] for k in structure]
+        return [structure[k] for k in sorted(structure)]
     if isinstance(structure, (list, tuple)):
         return [t for item in structure for t in _flatten_io(item)]
     return [structure]
 
 
 def _pack_io(structure, flat):
-    """The inverse of ``_flatten_io``: ``flat`` laid out as ``structure`` (a dict in its own key order)."""
+    """The inverse of ``_flatten_io``: ``flat`` laid out as ``structure`` (a dict filled by sorted key, in its
+    own key order)."""
     leaves = iter(flat)
 
     def pack(node):
         if isinstance(node, dict):
-            return type(node)((k, next(leaves)) for k in node)
+            values = {k: next(leaves) for k in sorted(node)}
+            return type(node)((k, values[k]) for k in node)
         if isinstance(node, (list, tuple)):
             items = [pack(item) for item in node]
             return type(node)(*items) if hasattr(node, "_fields") else type(node)(items)
@@ -189,7 +193,7 @@ class Functional(Model):
             missing = [k for k in struct if k not in inputs]
             if missing:
                 raise ValueError(f"Missing input(s) {missing} for model '{self.name}'.")
-            flat = [inputs[k] for k in struct]
+            flat = [inputs[k] for k in sorted(struct)]
         elif isinstance(inputs, dict):
             flat = _flatten_io(self._dict_to_input_struct(inputs))
         else:
@@ -228,11 +232,15 @@ class Functional(Model):
         return tree.map_structure(lambda t: t.shape, self.compute_output_spec(specs))
 
     def _output_names(self):
-        return [t._keras_history[0].name for t in self._outputs]
+        """What compile's dicts and dict targets are keyed by: a dict of outputs' keys, else the output layers'
+        names (in output order)."""
+        if isinstance(self._outputs_struct, dict):
+            return sorted(self._outputs_struct)
+        return self.output_names
 
     @property
     def output_names(self):
-        return self._output_names()
+        return [t._keras_history[0].name for t in self._outputs]
 
     @property
     def input_names(self):

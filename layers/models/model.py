@@ -22,6 +22,16 @@ def _functional_init_arguments(args, kwargs):
 _INJECTED = {}
 
 
+def _with_functional(cls, functional):
+    """``cls`` with Functional mixed in after it (one class per subclass, made once)."""
+    if issubclass(cls, functional):
+        return cls
+    if cls not in _INJECTED:
+        _INJECTED[cls] = type(cls.__name__, (cls, functional), {"__module__": cls.__module__,
+                                                               "__qualname__": cls.__qualname__})
+    return _INJECTED[cls]
+
+
 @keras_export("keras.Model")
 class Model(Trainer, Layer):
     """A trainable Layer: ``compile``, ``fit``, ``evaluate``, ``predict``, ``summary``."""
@@ -29,19 +39,20 @@ class Model(Trainer, Layer):
     _never_built_at_init = True
 
     def __new__(cls, *args, **kwargs):
-        if _functional_init_arguments(args, kwargs):
+        # Model(inputs, outputs) is a functional model. A subclass's own constructor arguments say nothing:
+        # it becomes functional only if it passes inputs and outputs on to Model.__init__ (see there).
+        if cls is Model and _functional_init_arguments(args, kwargs):
             from .functional import Functional
-            if cls is Model:
-                cls = Functional
-            elif not issubclass(cls, Functional):
-                # A subclass that calls super().__init__(inputs, outputs): give it the functional machinery.
-                if cls not in _INJECTED:
-                    _INJECTED[cls] = type(cls.__name__, (cls, Functional), {"__module__": cls.__module__,
-                                                                           "__qualname__": cls.__qualname__})
-                cls = _INJECTED[cls]
+            cls = Functional
         return Layer.__new__(cls, *args, **kwargs)
 
     def __init__(self, *args, **kwargs):
+        if _functional_init_arguments(args, kwargs):
+            # A subclass that calls super().__init__(inputs, outputs): give it the functional machinery.
+            from .functional import Functional
+            self.__class__ = _with_functional(type(self), Functional)
+            Functional.__init__(self, *args, **kwargs)
+            return
         if args or (set(kwargs) & {"inputs", "outputs"}):
             raise TypeError(f"Model.__init__ got unexpected arguments {args} {sorted(kwargs)}: to build a functional "
                             "model pass both `inputs` and `outputs`.")

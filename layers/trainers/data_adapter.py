@@ -43,8 +43,10 @@ def unpack_x_y_sample_weight(data):
 
 
 def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """A batch as Keras hands it to ``train_step``: ``x`` alone when there are no targets (a list or tuple of
+    inputs wrapped in a 1-tuple; a sample weight without targets is dropped), else ``(x, y[, sw])``."""
     if y is None:
-        return (x,)
+        return (x,) if isinstance(x, (list, tuple)) else x
     if sample_weight is None:
         return (x, y)
     return (x, y, sample_weight)

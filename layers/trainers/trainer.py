@@ -6,6 +6,7 @@ default runs the model under a GradientTape, computes the compiled loss plus
 metrics; it returns the metric results. The epoch loss is the mean of the
 batch losses weighted by batch size (the loss tracker is a Mean metric).
 """
+import inspect
 import warnings
 
 import numpy as np
@@ -209,6 +210,13 @@ class Trainer:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
         return distributed_training.scale_loss(self, total)  # this worker's share of the global batch's loss
 
+    def _call_compute_loss(self, x, y, y_pred, sample_weight, training):
+        """Calls ``compute_loss`` as Keras does: positionally, with ``training=`` only when the method names a
+        ``training`` parameter (an override with the documented signature, or with ``**kwargs``, gets none)."""
+        if "training" in inspect.signature(self.compute_loss).parameters:
+            return self.compute_loss(x, y, y_pred, sample_weight, training=training)
+        return self.compute_loss(x, y, y_pred, sample_weight)
+
     @property
     def compiled_loss(self):
         """Keras 2 style access: ``self.compiled_loss(y, y_pred, sample_weight, regularization_losses=...)``."""
@@ -236,7 +244,7 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=True)
+            loss = self._call_compute_loss(x, y, y_pred, sample_weight, training=True)
             # As Keras: the logs get the loss, the gradients come from the scaled loss (loss_scale_factor),
             # and the optimizer's apply divides them back.
             scaled_loss = loss if self.optimizer is None else self.optimizer.scale_loss(loss)
@@ -250,7 +258,7 @@ class Trainer:
     def test_step(self, data):
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
-        loss = self.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=False)
+        loss = self._call_compute_loss(x, y, y_pred, sample_weight, training=False)
         self._loss_tracker.update_state(distributed_training.unscale_loss(self, loss), sample_weight=_batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
@@ -358,9 +366,9 @@ class Trainer:
                                  steps=data.num_batches)
         callbacks.on_predict_begin()
         outputs = []
-        for step, (bx, _, _) in enumerate(data):
+        for step, (bx, by, bsw) in enumerate(data):
             callbacks.on_predict_batch_begin(step)
-            out = run_step(self, "predict", (bx,))
+            out = run_step(self, "predict", pack_x_y_sample_weight(bx, by, bsw))
             out = tree.map_structure(host_array, out)
             out = distributed_training.gather_batch(out)  # the rows of every worker
             outputs.append(out)
@@ -387,13 +395,15 @@ class Trainer:
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         self._assert_compile_called("train_on_batch")
         (bx, by, bsw), _ = self._batch_arrays(x, y, sample_weight, class_weight)
-        logs = pythonify_logs(run_step(self, "train_on_batch", pack_x_y_sample_weight(bx, by, bsw)))
+        self.reset_metrics()   # Keras reports this batch alone
+        logs = pythonify_logs(run_step(self, "train_on_batch", (bx, by, bsw)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         self._assert_compile_called("test_on_batch")
         (bx, by, bsw), _ = self._batch_arrays(x, y, sample_weight)
-        logs = pythonify_logs(run_step(self, "test_on_batch", pack_x_y_sample_weight(bx, by, bsw)))
+        self.reset_metrics()   # Keras reports this batch alone
+        logs = pythonify_logs(run_step(self, "test_on_batch", (bx, by, bsw)))
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
     def predict_on_batch(self, x):
