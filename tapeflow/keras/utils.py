@@ -16,3 +16,5 @@ from tapeflow.layers.utils.dataset_utils import split_dataset  # noqa: F401
 from tapeflow.layers.utils.timeseries import timeseries_dataset_from_array  # noqa: F401
 from tapeflow.layers.utils.image_dataset import image_dataset_from_directory  # noqa: F401
 from tapeflow.layers.utils.text_dataset import text_dataset_from_directory  # noqa: F401
+from tapeflow.layers.utils.image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: F401
+from tapeflow.layers.utils.model_visualization import model_to_dot, plot_model  # noqa: F401
