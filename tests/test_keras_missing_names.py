@@ -1,9 +1,11 @@
 """Names keras.io examples use that tapeflow lacked (QA F1): confusion-count metrics, categorical hinge and focal
-losses. Expected numbers come from real Keras 3.15 on TensorFlow 2.21
+losses, UpSampling2D's resize interpolations, the image utils (img_to_array, array_to_img, load_img, save_img),
+keras.preprocessing and plot_model's missing-pydot error. Expected numbers come from real Keras 3.15 on TensorFlow 2.21
 (tests/fixtures/keras3_missing_names/make_fixtures.py), and the counts are also recomputed here from their
 definition."""
 import json
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -130,3 +132,109 @@ def test_focal_losses_are_differentiable():
     one_hot = tf.constant(x["one_hot"][:2].astype("float64"))
     check_gradients(lambda z: K.losses.categorical_focal_crossentropy(one_hot, z, from_logits=True),
                     x["logits"][:2].astype("float64") / 6)
+
+
+UPSAMPLING = [(interpolation, size, data_format) for interpolation in ("bilinear", "bicubic", "area", "nearest")
+              for size in ((2, 2), (3, 2)) for data_format in ("channels_last", "channels_first")]
+
+
+@pytest.mark.parametrize("interpolation,size,data_format", UPSAMPLING)
+def test_upsampling2d_interpolations_match_keras(interpolation, size, data_format):
+    data = FIX["upsampling"]
+    images = np.array(data["images"], "float32")
+    layer = K.layers.UpSampling2D(size, data_format=data_format, interpolation=interpolation)
+    expected = np.array(data["results"][f"{interpolation}/{size[0]}x{size[1]}/{data_format}"], "float32")
+    out = layer(images)
+    assert tuple(out.shape) == expected.shape == layer.compute_output_shape(images.shape)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_upsampling2d_bilinear_formula_gradient_and_errors():
+    # Half-pixel centres in numpy: output row i samples input row (i + 0.5) / 2 - 0.5, clamped at the edges.
+    x = np.array([[0.0, 4.0, 8.0]], "float32").reshape(1, 1, 3, 1)
+    out = K.layers.UpSampling2D((1, 2), interpolation="bilinear")(x).numpy().ravel()
+    src = np.clip((np.arange(6) + 0.5) / 2 - 0.5, 0, 2)
+    np.testing.assert_allclose(out, np.interp(src, [0, 1, 2], [0.0, 4.0, 8.0]), rtol=1e-6)
+    from gradcheck import check_gradients
+    check_gradients(lambda t: K.layers.UpSampling2D((2, 3), interpolation="bilinear")(t),
+                    np.random.default_rng(0).standard_normal((1, 2, 3, 2)).astype("float32"), atol=2e-3, rtol=2e-3,
+                    eps=1e-2)
+    with pytest.raises(ValueError, match="interpolation=gaussian"):
+        K.layers.UpSampling2D(interpolation="gaussian")
+    with pytest.raises(NotImplementedError, match="lanczos3"):
+        K.layers.UpSampling2D(interpolation="lanczos3")
+    layer = K.layers.UpSampling2D(interpolation="bicubic")
+    assert K.layers.UpSampling2D.from_config(layer.get_config()).interpolation == "bicubic"
+
+
+IMAGE_DIR = os.path.join(os.path.dirname(__file__), "fixtures", "keras3_missing_names")
+
+
+@pytest.mark.parametrize("key", [k for k in FIX["image_utils"] if k.startswith("array_to_img/")])
+def test_array_to_img_and_back_match_keras(key):
+    case = FIX["image_utils"][key]
+    img = K.utils.array_to_img(np.array(case["x"]), **case["kwargs"])
+    assert img.mode == case["mode"] and list(img.size) == case["size"]
+    np.testing.assert_array_equal(np.asarray(img), case["pixels"])
+    back = K.utils.img_to_array(img)
+    assert back.dtype == np.float32
+    np.testing.assert_array_equal(back, case["img_to_array"])
+    np.testing.assert_array_equal(K.utils.img_to_array(img, data_format="channels_first"), case["img_to_array_cf"])
+
+
+@pytest.mark.parametrize("key", [k for k in FIX["image_utils"] if k.startswith("load_img/")])
+def test_load_img_matches_keras(key):
+    case = FIX["image_utils"][key]
+    kwargs = dict(case["kwargs"])
+    if "target_size" in kwargs:
+        kwargs["target_size"] = tuple(kwargs["target_size"])
+    img = K.utils.load_img(os.path.join(IMAGE_DIR, "rgb_7x10.png"), **kwargs)
+    assert img.mode == case["mode"]
+    np.testing.assert_array_equal(K.utils.img_to_array(img), case["array"])
+
+
+def test_image_utils_round_trip_errors_and_aliases(tmp_path):
+    from tapeflow.keras.preprocessing.image import array_to_img, img_to_array, load_img, save_img
+    x = np.random.default_rng(1).integers(0, 256, (5, 4, 3)).astype("float32")
+    save_img(tmp_path / "a.png", x, scale=False)
+    np.testing.assert_array_equal(img_to_array(load_img(tmp_path / "a.png")), x)
+    with open(tmp_path / "a.png", "rb") as f:
+        np.testing.assert_array_equal(img_to_array(load_img(f)), x)
+    assert array_to_img is K.utils.array_to_img and load_img is K.utils.load_img
+    with pytest.raises(ValueError, match="rank 3"):
+        array_to_img(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="Unsupported channel number: 2"):
+        array_to_img(np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="color_mode"):
+        load_img(tmp_path / "a.png", color_mode="cmyk")
+    with pytest.raises(ValueError, match="Invalid interpolation method"):
+        load_img(tmp_path / "a.png", target_size=(2, 2), interpolation="cubic")
+    (tmp_path / "bad.png").write_bytes(b"not an image")
+    with pytest.raises(OSError, match="bad.png"):
+        load_img(tmp_path / "bad.png")
+
+
+def test_image_utils_without_pillow_name_the_missing_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(ImportError, match=r"use of `load_img` requires PIL"):
+        K.utils.load_img("whatever.png")
+    with pytest.raises(ImportError, match=r"use of `array_to_img` requires PIL"):
+        K.utils.array_to_img(np.zeros((2, 2, 3)))
+
+
+def test_plot_model_without_pydot_raises_keras_import_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pydot", None)
+    model = K.Sequential([K.Input((3,)), K.layers.Dense(2)])
+    # Keras 3.15's message, verbatim.
+    with pytest.raises(ImportError, match=r"^You must install pydot \(`pip install pydot`\) for `plot_model` to work\.$"):
+        K.utils.plot_model(model)
+    from tapeflow.keras.utils import model_to_dot, plot_model  # noqa: F401
+
+
+def test_preprocessing_namespace_as_keras_3():
+    from tapeflow.keras.preprocessing.sequence import pad_sequences
+    np.testing.assert_array_equal(pad_sequences([[1, 2], [3]]), [[1, 2], [0, 3]])
+    assert pad_sequences is K.utils.pad_sequences
+    assert K.preprocessing.timeseries_dataset_from_array is K.utils.timeseries_dataset_from_array
+    assert K.preprocessing.image_dataset_from_directory is K.utils.image_dataset_from_directory
+    assert K.preprocessing.text_dataset_from_directory is K.utils.text_dataset_from_directory
