@@ -15,11 +15,11 @@ __version__ = "3.15.1"
 
 _LAZY = {"optimizers": "tapeflow.optimizers", "saving": "tapeflow.saving", "ops": "tapeflow.keras.ops",
          "random": "tapeflow.keras.random", "config": "tapeflow.keras.config", "tree": "tapeflow.keras.tree",
-         "preprocessing": "tapeflow.keras.preprocessing"}
+         "preprocessing": "tapeflow.keras.preprocessing", "datasets": "tapeflow.keras.datasets"}
 
 
 def __getattr__(name):
-    """tf.keras.optimizers, saving, ops, random, config, tree and preprocessing are loaded on first use."""
+    """tf.keras.optimizers, saving, ops, random, config, tree, preprocessing and datasets are loaded on first use."""
     if name in _LAZY:
         import importlib
         module = importlib.import_module(_LAZY[name])
