@@ -64,6 +64,42 @@ def test_confusion_counts_reset_compile_and_lookup():
     assert logs["tp"] == np.sum(positive & (y[:, 0] == 1)) and logs["fn"] == np.sum(~positive & (y[:, 0] == 1))
 
 
+CONSTRAINED = ("SensitivityAtSpecificity", "SpecificityAtSensitivity", "PrecisionAtRecall", "RecallAtPrecision")
+
+
+@pytest.mark.parametrize("cls", CONSTRAINED)
+@pytest.mark.parametrize("num_thresholds", [1, 2, 5, 200])
+@pytest.mark.parametrize("class_id", [None, 1])
+def test_rate_at_rate_metrics_match_keras(cls, num_thresholds, class_id):
+    data, fix = FIX["confusion"], FIX["constrained"]
+    expected = fix["metrics"][f"{cls}/{num_thresholds}/{class_id}"]
+    metric = getattr(K.metrics, cls)(expected["target"], num_thresholds=num_thresholds, class_id=class_id)
+    if class_id is None:
+        y_true, y_pred, weight = (np.array(data[k], "float32") for k in ("y_true", "y_pred", "weight"))
+        metric.update_state(y_true[0], y_pred[0])
+        metric.update_state(y_true[1:], y_pred[1:], sample_weight=weight[1:])
+    else:
+        metric.update_state(np.array(fix["multi_true"], "float32"), np.array(fix["multi_pred"], "float32"))
+    for variable, counts in zip(metric.variables, expected["counts"]):
+        np.testing.assert_allclose(variable.numpy(), counts, rtol=1e-6)
+    np.testing.assert_allclose(float(metric.result()), expected["result"], rtol=1e-6)
+    config = {k: v for k, v in metric.get_config().items() if k != "name"}
+    assert config == {k: v for k, v in expected["config"].items() if k != "name"}
+
+
+@pytest.mark.parametrize("cls", CONSTRAINED)
+def test_rate_at_rate_metrics_unreachable_target_and_bad_arguments(cls):
+    data = FIX["confusion"]
+    metric = getattr(K.metrics, cls)(1.0, num_thresholds=5)
+    metric.update_state(np.array(data["y_true"], "float32")[1:], np.array(data["y_pred"], "float32")[1:])
+    np.testing.assert_allclose(float(metric.result()), FIX["constrained"]["metrics"][f"{cls}/target_1"]["result"],
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match=r"must be in the range \[0, 1\]"):
+        getattr(K.metrics, cls)(1.5)
+    with pytest.raises(ValueError, match="num_thresholds"):
+        getattr(K.metrics, cls)(0.5, num_thresholds=0)
+
+
 def _loss_inputs():
     data = FIX["losses"]
     return {k: np.array(v, "float32") for k, v in data.items() if k != "results"}, data["results"]

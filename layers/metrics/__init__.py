@@ -9,6 +9,8 @@ from .accuracy_metrics import (Accuracy, BinaryAccuracy, CategoricalAccuracy, Sp
 from .base_metric import Metric  # noqa: F401
 from .confusion_metrics import (AUC, FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives,
                                 TruePositives)
+from .constrained_metrics import (PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
+                                  SpecificityAtSensitivity)
 from .f_score_metrics import F1Score, FBetaScore
 from .iou_metrics import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from .r2_metrics import R2Score
@@ -33,7 +35,7 @@ _CLASSES = {cls.__name__: cls for cls in (
     TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError,
     MeanAbsolutePercentageError, RootMeanSquaredError, BinaryCrossentropy, CategoricalCrossentropy,
     SparseCategoricalCrossentropy, Precision, Recall, AUC, TruePositives, FalsePositives, TrueNegatives,
-    FalseNegatives, F1Score, FBetaScore, R2Score, IoU, MeanIoU, BinaryIoU,
+    FalseNegatives, SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision, F1Score, FBetaScore, R2Score, IoU, MeanIoU, BinaryIoU,
     OneHotIoU, OneHotMeanIoU)}
 _SNAKE_CLASSES = {backend.snake_case(name): cls for name, cls in _CLASSES.items()}
 _SNAKE_CLASSES["auc"] = AUC
