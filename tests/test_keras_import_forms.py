@@ -44,3 +44,25 @@ def test_to_categorical_dtypes_follow_keras():
     t = tf.keras.utils.to_categorical(tf.constant([[0], [2], [1]]), 3)
     assert isinstance(t, tf.Tensor) and t.dtype == tf.float32
     np.testing.assert_array_equal(t.numpy(), np.eye(3, dtype="float32")[[0, 2, 1]])
+
+
+def test_top_level_base_classes_and_utils_aliases():
+    import tapeflow.optimizers
+    from tapeflow.keras import Initializer, Loss, Metric, Optimizer, Regularizer
+    assert Optimizer is tapeflow.optimizers.Optimizer and Loss is tf.keras.losses.Loss
+    assert Metric is tf.keras.metrics.Metric and Initializer is tf.keras.initializers.Initializer
+    assert Regularizer is tf.keras.regularizers.Regularizer
+    assert tf.keras.version() == tf.keras.__version__ == "3.15.1"
+    from tapeflow.keras.utils import clear_session, is_keras_tensor, standardize_dtype
+    assert clear_session is tf.keras.backend.clear_session
+    assert is_keras_tensor(tf.keras.Input((2,))) and not is_keras_tensor(np.zeros(2))
+    assert standardize_dtype(np.float32) == "float32"
+    assert tf.keras.utils.is_interactive_logging_enabled() is tf.keras.config.is_interactive_logging_enabled()
+
+
+def test_lazy_namespaces_stay_unloaded_by_import_tapeflow():
+    code = ("import sys, tapeflow\n"
+            "lazy = ['tapeflow.keras_ops', 'tapeflow.keras.preprocessing', 'tapeflow.keras.datasets', 'PIL',\n"
+            "        'tapeflow.layers.utils.image_utils']\n"
+            "assert not [m for m in lazy if m in sys.modules], [m for m in lazy if m in sys.modules]\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
