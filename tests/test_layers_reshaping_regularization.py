@@ -53,7 +53,7 @@ def test_configs_have_keras_keys_and_forms():
     with pytest.raises(ValueError, match="rate"):
         L.SpatialDropout1D(1.5)
     with pytest.raises(ValueError, match="interpolation"):
-        L.UpSampling2D(interpolation="bilinear")
+        L.UpSampling2D(interpolation="gaussian")   # bilinear, bicubic, area are supported
 
 
 def test_noise_layers_are_identity_at_inference_and_random_in_training():

@@ -130,7 +130,7 @@ def test_get_serialize_and_deserialize():
 def test_to_categorical_feeds_categorical_crossentropy():
     labels = np.array([1, 2])
     one_hot = K.utils.to_categorical(labels, 3)
-    assert one_hot.dtype == np.float32 and np.array_equal(one_hot, [[0, 1, 0], [0, 0, 1]])
+    assert one_hot.dtype == np.float64 and np.array_equal(one_hot, [[0, 1, 0], [0, 0, 1]])
     p = [[0.05, 0.9, 0.05], [0.1, 0.8, 0.1]]
     assert np.isclose(float(L.CategoricalCrossentropy()(one_hot, p)),
                       float(L.SparseCategoricalCrossentropy()(labels, p)), rtol=1e-6)

@@ -10,3 +10,5 @@ from .losses import (KLD, MAE, MAPE, MSE, MSLE, BinaryCrossentropy, CategoricalC
                      mean_squared_logarithmic_error, mse, msle, poisson, reduce_values,
                      reduce_weighted_values, serialize, sparse_categorical_crossentropy, squared_hinge,
                      squeeze_or_expand_to_same_rank, standardize_reduction)
+from .losses import (BinaryFocalCrossentropy, CategoricalFocalCrossentropy, CategoricalHinge,  # noqa: F401
+                     binary_focal_crossentropy, categorical_focal_crossentropy, categorical_hinge)

@@ -327,6 +327,71 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     return M.negative(R.reduce_sum(M.multiply(y_true, M.log(p)), axis))
 
 
+@keras_export("keras.losses.categorical_hinge")
+def categorical_hinge(y_true, y_pred):
+    """max(0, 1 + max over wrong classes of y_pred - y_pred of the true class), for one-hot y_true."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    positive = R.reduce_sum(M.multiply(y_true, y_pred), -1)
+    negative = R.reduce_max(M.multiply(M.subtract(1.0, y_true), y_pred), -1)
+    return M.maximum(M.add(M.subtract(negative, positive), 1.0), 0.0)
+
+
+def _binary_crossentropy_terms(y_true, y_pred, logits):
+    """Elementwise binary crossentropy; from the logits when they are known (as Keras on TensorFlow does)."""
+    if logits is not None:
+        return nn.sigmoid_cross_entropy_with_logits(labels=y_true, logits=logits)
+    eps = backend.epsilon()
+    p = M.clip_by_value(y_pred, eps, 1.0 - eps)
+    return M.negative(M.add(M.multiply(y_true, M.log(p)),
+                            M.multiply(M.subtract(1.0, y_true), M.log(M.subtract(1.0, p)))))
+
+
+@keras_export("keras.losses.binary_focal_crossentropy")
+def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25, gamma=2.0,
+                              from_logits=False, label_smoothing=0.0, axis=-1):
+    """Binary crossentropy scaled by (1 - p_t) ** gamma, p_t the probability given to the true label
+    (Lin et al. 2017); with apply_class_balancing, also by alpha for positives and 1 - alpha for negatives."""
+    y_pred = _float_pred(y_pred)
+    y_true = _tensor(y_true, host_array(y_pred).dtype)
+    if label_smoothing:
+        y_true = M.add(M.multiply(y_true, 1.0 - label_smoothing), 0.5 * label_smoothing)
+    if from_logits:
+        logits, y_pred = y_pred, nn.sigmoid(y_pred)
+    else:
+        logits = activations.logits_of(y_pred, "sigmoid")
+    bce = _binary_crossentropy_terms(y_true, y_pred, logits)
+    p_t = M.add(M.multiply(y_true, y_pred), M.multiply(M.subtract(1.0, y_true), M.subtract(1.0, y_pred)))
+    focal = M.multiply(M.pow(M.subtract(1.0, p_t), gamma), bce)
+    if apply_class_balancing:
+        weight = M.add(M.multiply(y_true, alpha), M.multiply(M.subtract(1.0, y_true), 1.0 - alpha))
+        focal = M.multiply(weight, focal)
+    return R.reduce_mean(focal, axis)
+
+
+@keras_export("keras.losses.categorical_focal_crossentropy")
+def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
+                                   axis=-1):
+    """Categorical crossentropy with each class term scaled by alpha * (1 - p) ** gamma (Lin et al. 2017)."""
+    if isinstance(axis, bool):
+        raise ValueError(f"`axis` must be of type `int`. Received: axis={axis} of type {type(axis)}")
+    y_pred = _float_pred(y_pred)
+    y_true = _tensor(y_true, host_array(y_pred).dtype)
+    if host_array(y_true).shape != host_array(y_pred).shape:
+        raise ValueError(f"Arguments `target` and `output` must have the same shape. Received: "
+                         f"target.shape={tuple(host_array(y_true).shape)}, "
+                         f"output.shape={tuple(host_array(y_pred).shape)}.")
+    if label_smoothing:
+        classes = host_array(y_true).shape[axis]
+        y_true = M.add(M.multiply(y_true, 1.0 - label_smoothing), label_smoothing / classes)
+    if from_logits:
+        y_pred = nn.softmax(y_pred, axis=axis)
+    eps = backend.epsilon()
+    p = M.divide(y_pred, R.reduce_sum(y_pred, axis, keepdims=True))
+    p = M.clip_by_value(p, eps, 1.0 - eps)
+    terms = M.multiply(M.multiply(M.pow(M.subtract(1.0, p), gamma), alpha), M.negative(M.multiply(y_true, M.log(p))))
+    return R.reduce_sum(terms, axis)
+
+
 def _check_labels(labels, num_classes):
     values = host_array(labels)
     if values.size and (values.min() < 0 or values.max() >= num_classes):
@@ -407,6 +472,13 @@ BinaryCrossentropy = _wrapper("BinaryCrossentropy", binary_crossentropy, "binary
                               from_logits=False, label_smoothing=0.0, axis=-1)
 CategoricalCrossentropy = _wrapper("CategoricalCrossentropy", categorical_crossentropy, "categorical_crossentropy",
                                    from_logits=False, label_smoothing=0.0, axis=-1)
+CategoricalHinge = _wrapper("CategoricalHinge", categorical_hinge, "categorical_hinge")
+BinaryFocalCrossentropy = _wrapper("BinaryFocalCrossentropy", binary_focal_crossentropy, "binary_focal_crossentropy",
+                                   apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,
+                                   label_smoothing=0.0, axis=-1)
+CategoricalFocalCrossentropy = _wrapper("CategoricalFocalCrossentropy", categorical_focal_crossentropy,
+                                        "categorical_focal_crossentropy", alpha=0.25, gamma=2.0, from_logits=False,
+                                        label_smoothing=0.0, axis=-1)
 SparseCategoricalCrossentropy = _wrapper("SparseCategoricalCrossentropy", sparse_categorical_crossentropy,
                                          "sparse_categorical_crossentropy", from_logits=False, ignore_class=None,
                                          axis=-1)
@@ -444,11 +516,14 @@ _FUNCTIONS = {
     "binary_crossentropy": binary_crossentropy, "bce": binary_crossentropy, "BCE": binary_crossentropy,
     "categorical_crossentropy": categorical_crossentropy,
     "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+    "categorical_hinge": categorical_hinge, "binary_focal_crossentropy": binary_focal_crossentropy,
+    "categorical_focal_crossentropy": categorical_focal_crossentropy,
 }
 _CLASSES = {cls.__name__: cls for cls in (
     MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError, Huber, LogCosh,
     KLDivergence, Poisson, Hinge, SquaredHinge, CosineSimilarity, BinaryCrossentropy, CategoricalCrossentropy,
-    SparseCategoricalCrossentropy, LossFunctionWrapper)}
+    SparseCategoricalCrossentropy, CategoricalHinge, BinaryFocalCrossentropy, CategoricalFocalCrossentropy,
+    LossFunctionWrapper)}
 
 
 # Names resolve as Keras does: functions, then classes, then registered objects.

@@ -7,7 +7,10 @@ from .accuracy_metrics import (Accuracy, BinaryAccuracy, CategoricalAccuracy, Sp
                                categorical_accuracy, sparse_categorical_accuracy, sparse_top_k_categorical_accuracy,
                                top_k_categorical_accuracy)
 from .base_metric import Metric  # noqa: F401
-from .confusion_metrics import AUC, Precision, Recall
+from .confusion_metrics import (AUC, FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives,
+                                TruePositives)
+from .constrained_metrics import (PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,
+                                  SpecificityAtSensitivity)
 from .f_score_metrics import F1Score, FBetaScore
 from .iou_metrics import BinaryIoU, IoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from .r2_metrics import R2Score
@@ -31,7 +34,8 @@ _CLASSES = {cls.__name__: cls for cls in (
     Sum, Mean, MeanMetricWrapper, Accuracy, BinaryAccuracy, CategoricalAccuracy, SparseCategoricalAccuracy,
     TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy, MeanSquaredError, MeanAbsoluteError,
     MeanAbsolutePercentageError, RootMeanSquaredError, BinaryCrossentropy, CategoricalCrossentropy,
-    SparseCategoricalCrossentropy, Precision, Recall, AUC, F1Score, FBetaScore, R2Score, IoU, MeanIoU, BinaryIoU,
+    SparseCategoricalCrossentropy, Precision, Recall, AUC, TruePositives, FalsePositives, TrueNegatives,
+    FalseNegatives, SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision, F1Score, FBetaScore, R2Score, IoU, MeanIoU, BinaryIoU,
     OneHotIoU, OneHotMeanIoU)}
 _SNAKE_CLASSES = {backend.snake_case(name): cls for name, cls in _CLASSES.items()}
 _SNAKE_CLASSES["auc"] = AUC

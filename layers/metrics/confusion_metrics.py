@@ -1,4 +1,4 @@
-"""Confusion-count metrics: Precision, Recall and AUC."""
+"""Confusion-count metrics: TruePositives/FalsePositives/TrueNegatives/FalseNegatives, Precision, Recall and AUC."""
 import numpy as np
 
 from tapeflow.framework.tensor import host_array
@@ -47,6 +47,62 @@ def _confusion_counts(y_true, y_pred, sample_weight, thresholds, wanted):
             hits = M.multiply(hits, weights)
         counts.append(R.reduce_sum(hits, 1))
     return counts
+
+
+class _ConditionCount(Metric):
+    """The weighted count of one confusion cell at each threshold, accumulated over batches."""
+    _cell = None
+
+    def __init__(self, thresholds=None, name=None, dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.init_thresholds = thresholds
+        self.thresholds = np.atleast_1d(np.asarray(0.5 if thresholds is None else thresholds, np.float64))
+        if self.thresholds.ndim != 1:
+            raise ValueError(f"{type(self).__name__}: thresholds must be a float or a list of floats. "
+                             f"Received: thresholds={thresholds}")
+        self.accumulator = self.add_variable((len(self.thresholds),), name="accumulator")
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        dtype = self.accumulator.dtype
+        y_true, y_pred, sample_weight = _confusion_inputs(self, y_true, y_pred, sample_weight, dtype)
+        (count,) = _confusion_counts(y_true, y_pred, sample_weight, _tensor(self.thresholds, dtype), (self._cell,))
+        self.accumulator.assign_add(count)
+
+    def result(self):
+        return self.accumulator[0] if len(self.thresholds) == 1 else _tensor(self.accumulator)
+
+    def get_config(self):
+        config = super().get_config()
+        config["thresholds"] = self.init_thresholds
+        return config
+
+
+@keras_export("keras.metrics.TruePositives")
+class TruePositives(_ConditionCount):
+    """Weighted count of positive labels whose prediction is above the threshold."""
+    _cell = "tp"
+    _direction = "up"
+
+
+@keras_export("keras.metrics.FalsePositives")
+class FalsePositives(_ConditionCount):
+    """Weighted count of negative labels whose prediction is above the threshold."""
+    _cell = "fp"
+    _direction = "down"
+
+
+@keras_export("keras.metrics.TrueNegatives")
+class TrueNegatives(_ConditionCount):
+    """Weighted count of negative labels whose prediction is at or below the threshold."""
+    _cell = "tn"
+    _direction = "up"
+
+
+@keras_export("keras.metrics.FalseNegatives")
+class FalseNegatives(_ConditionCount):
+    """Weighted count of positive labels whose prediction is at or below the threshold."""
+    _cell = "fn"
+    _direction = "down"
 
 
 class _ConfusionCounts(Metric):

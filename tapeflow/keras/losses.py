@@ -10,3 +10,5 @@ from tapeflow.layers.losses import (KLD, MAE, MAPE, MSE, MSLE, BinaryCrossentrop
                                     mean_squared_logarithmic_error, mse, msle, poisson, serialize,
                                     sparse_categorical_crossentropy, squared_hinge)
 from tapeflow.layers.losses import Dice, Tversky, dice, tversky  # noqa: F401
+from tapeflow.layers.losses import (BinaryFocalCrossentropy, CategoricalFocalCrossentropy, CategoricalHinge,  # noqa: F401
+                                    binary_focal_crossentropy, categorical_focal_crossentropy, categorical_hinge)

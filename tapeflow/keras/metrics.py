@@ -10,3 +10,6 @@ from tapeflow.layers.metrics import (AUC, Accuracy, BinaryAccuracy, BinaryCrosse
                                      sparse_top_k_categorical_accuracy, top_k_categorical_accuracy)
 from tapeflow.layers.metrics import (BinaryIoU, F1Score, FBetaScore, IoU, MeanIoU, OneHotIoU,  # noqa: F401
                                      OneHotMeanIoU, R2Score)
+from tapeflow.layers.metrics import FalseNegatives, FalsePositives, TrueNegatives, TruePositives  # noqa: F401
+from tapeflow.layers.metrics import (PrecisionAtRecall, RecallAtPrecision, SensitivityAtSpecificity,  # noqa: F401
+                                     SpecificityAtSensitivity)
