@@ -33,7 +33,7 @@ def input_gradient_penalty(model, x, y, sample_weight=None, loss_fn=None, traini
         inner.watch(x)
         y_pred = model(x, training=training)
         if loss_fn is None:
-            loss = model.compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training)
+            loss = model._call_compute_loss(x, y, y_pred, sample_weight, training)   # as fit calls an override
         else:
             loss = loss_fn(y, y_pred, sample_weight)
     g = inner.gradient(loss, x)
