@@ -105,6 +105,17 @@ class FalseNegatives(_ConditionCount):
     _direction = "down"
 
 
+def class_column(y_true, y_pred, class_id):
+    """Labels and predictions of class ``class_id`` alone (as columns), or all of them when it is None."""
+    if class_id is None:
+        return y_true, y_pred
+    if _ndim(y_pred) == 1:
+        raise ValueError("When class_id is provided, y_pred must be a 2D array with shape (num_samples, "
+                         f"num_classes), found shape: {_shape(y_pred)}")
+    at = slice(class_id, class_id + 1)
+    return y_true[..., at], y_pred[..., at]
+
+
 class _ConfusionCounts(Metric):
     """Counts of true/false positives (and negatives) at a decision threshold."""
     _direction = "up"
@@ -123,12 +134,7 @@ class _ConfusionCounts(Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         dtype = self.true_positives.dtype
         y_true, y_pred, sample_weight = _confusion_inputs(self, y_true, y_pred, sample_weight, dtype)
-        if self.class_id is not None:
-            if _ndim(y_pred) == 1:
-                raise ValueError("When class_id is provided, y_pred must be a 2D array with shape (num_samples, "
-                                 f"num_classes), found shape: {_shape(y_pred)}")
-            at = slice(self.class_id, self.class_id + 1)
-            y_true, y_pred = y_true[..., at], y_pred[..., at]
+        y_true, y_pred = class_column(y_true, y_pred, self.class_id)
         tp, second = _confusion_counts(y_true, y_pred, sample_weight, _tensor(self.thresholds, dtype),
                                        ("tp", self._second_cell))
         self.true_positives.assign_add(tp)

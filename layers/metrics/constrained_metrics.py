@@ -8,8 +8,8 @@ from tapeflow.ops import math_ops as M
 from tapeflow.ops import reduction_ops as R
 
 from ..serialization_lib import keras_export
-from .base_metric import Metric, _ndim, _shape, _tensor
-from .confusion_metrics import _confusion_counts, _confusion_inputs
+from .base_metric import Metric, _tensor
+from .confusion_metrics import _confusion_counts, _confusion_inputs, class_column
 
 _CELLS = ("true_positives", "false_positives", "true_negatives", "false_negatives")
 
@@ -46,12 +46,7 @@ class _AtConstraint(Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         dtype = self.true_positives.dtype
         y_true, y_pred, sample_weight = _confusion_inputs(self, y_true, y_pred, sample_weight, dtype)
-        if self.class_id is not None:
-            if _ndim(y_pred) == 1:
-                raise ValueError("When class_id is provided, y_pred must be a 2D array with shape (num_samples, "
-                                 f"num_classes), found shape: {_shape(y_pred)}")
-            at = slice(self.class_id, self.class_id + 1)
-            y_true, y_pred = y_true[..., at], y_pred[..., at]
+        y_true, y_pred = class_column(y_true, y_pred, self.class_id)
         counts = _confusion_counts(y_true, y_pred, sample_weight, _tensor(np.array(self.thresholds), dtype),
                                    ("tp", "fp", "tn", "fn"))
         for cell, count in zip(_CELLS, counts):
