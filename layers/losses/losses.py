@@ -302,8 +302,9 @@ def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, 
     return R.reduce_mean(bce, axis)
 
 
-@keras_export("keras.losses.categorical_crossentropy")
-def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+def _one_hot_targets(y_true, y_pred, label_smoothing, axis, hint=""):
+    """(y_true, y_pred) of a categorical loss: float predictions, targets of their dtype and shape (else a
+    ValueError ending in ``hint``), targets smoothed towards 1 / classes by ``label_smoothing``."""
     if isinstance(axis, bool):
         raise ValueError(f"`axis` must be of type `int`. Received: axis={axis} of type {type(axis)}")
     y_pred = _float_pred(y_pred)
@@ -311,11 +312,17 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     if host_array(y_true).shape != host_array(y_pred).shape:
         raise ValueError(f"Arguments `target` and `output` must have the same shape. Received: "
                          f"target.shape={tuple(host_array(y_true).shape)}, "
-                         f"output.shape={tuple(host_array(y_pred).shape)}. "
-                         "For integer class labels use `sparse_categorical_crossentropy`.")
+                         f"output.shape={tuple(host_array(y_pred).shape)}.{hint}")
     if label_smoothing:
         classes = host_array(y_true).shape[axis]
         y_true = M.add(M.multiply(y_true, 1.0 - label_smoothing), label_smoothing / classes)
+    return y_true, y_pred
+
+
+@keras_export("keras.losses.categorical_crossentropy")
+def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    y_true, y_pred = _one_hot_targets(y_true, y_pred, label_smoothing, axis,
+                                      " For integer class labels use `sparse_categorical_crossentropy`.")
     logits = activations.logits_of(y_pred, "softmax")
     if logits is not None:
         y_pred, from_logits = logits, True
@@ -372,17 +379,7 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
 def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
                                    axis=-1):
     """Categorical crossentropy with each class term scaled by alpha * (1 - p) ** gamma (Lin et al. 2017)."""
-    if isinstance(axis, bool):
-        raise ValueError(f"`axis` must be of type `int`. Received: axis={axis} of type {type(axis)}")
-    y_pred = _float_pred(y_pred)
-    y_true = _tensor(y_true, host_array(y_pred).dtype)
-    if host_array(y_true).shape != host_array(y_pred).shape:
-        raise ValueError(f"Arguments `target` and `output` must have the same shape. Received: "
-                         f"target.shape={tuple(host_array(y_true).shape)}, "
-                         f"output.shape={tuple(host_array(y_pred).shape)}.")
-    if label_smoothing:
-        classes = host_array(y_true).shape[axis]
-        y_true = M.add(M.multiply(y_true, 1.0 - label_smoothing), label_smoothing / classes)
+    y_true, y_pred = _one_hot_targets(y_true, y_pred, label_smoothing, axis)
     if from_logits:
         y_pred = nn.softmax(y_pred, axis=axis)
     eps = backend.epsilon()
