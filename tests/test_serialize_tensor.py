@@ -13,7 +13,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures"))
 import keras_scenarios as S  # noqa: E402
 from tapeflow.framework.errors import InvalidArgumentError
 
-pytest.importorskip("tensorboard")   # the test extra installs it: TensorProto comes from tensorboard's protos
 REF = json.load(open(os.path.join(os.path.dirname(__file__), "fixtures", "tf_io", "serialize_tensor.json")))
 TENSORS = S.SERIALIZED_TENSORS
 
@@ -129,3 +128,18 @@ def test_a_saved_model_with_byte_ops_reloads_and_runs(tmp_path):
     loaded = tf.saved_model.load(str(tmp_path / "parser"))
     data = tf.io.encode_base64(tf.io.serialize_tensor(tf.constant([1.0, 2.0])))
     assert loaded.parse(data).numpy().tolist() == [1.0, 2.0]
+
+
+def test_typed_values_that_cannot_be_their_dtype_raise_invalid_argument():
+    from tensorboard.compat.proto import tensor_pb2, tensor_shape_pb2, types_pb2
+
+    def proto(dtype, size, **values):
+        shape = tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=size)])
+        return tensor_pb2.TensorProto(dtype=dtype, tensor_shape=shape, **values).SerializeToString()
+
+    with pytest.raises(InvalidArgumentError, match="odd number"):
+        tf.io.parse_tensor(proto(types_pb2.DT_COMPLEX64, 2, scomplex_val=[1.0, 2.0, 3.0]), tf.complex64)
+    for bits in (70000, -1):
+        with pytest.raises(InvalidArgumentError, match="float16 bit pattern"):
+            tf.io.parse_tensor(proto(types_pb2.DT_HALF, 2, half_val=[bits]), tf.float16)
+    assert tf.io.parse_tensor(proto(types_pb2.DT_FLOAT, 0, float_val=[1.0]), tf.float32).shape == (0,)

@@ -136,11 +136,13 @@ def _serialize_tensor_fwd(x):
     return out
 
 
+_PROTO_CODES = {name: code for code, name in _PROTO_DTYPES.items()}
+
+
 def _dtype_code(name):
-    for code, dtype_name in _PROTO_DTYPES.items():
-        if dtype_name == name:
-            return code
-    raise InvalidArgumentError(f"serialize_tensor: tensors of dtype {name} are not supported")
+    if name not in _PROTO_CODES:
+        raise InvalidArgumentError(f"serialize_tensor: tensors of dtype {name} are not supported")
+    return _PROTO_CODES[name]
 
 
 def _numpy_dtype(name):
@@ -187,17 +189,20 @@ def _short(name):
 
 def _typed_values(proto, name, dtype, count):
     values = list(getattr(proto, _TYPED_VALUES[name]))
-    if name == "float16":      # half_val holds the float16 bit patterns as int32s
+    if name == "float16":      # half_val holds the float16 bit patterns in int32s
+        if any(not 0 <= v < 2 ** 16 for v in values):
+            raise InvalidArgumentError("Cannot parse tensor from proto: a half_val is not a float16 bit pattern")
         values = np.array(values, np.uint16).view(np.float16)
-    elif name.startswith("complex"):
+    elif name.startswith("complex"):   # real and imaginary parts in turn
+        if len(values) % 2:
+            raise InvalidArgumentError(f"Cannot parse tensor from proto: an odd number ({len(values)}) of "
+                                       f"{_TYPED_VALUES[name]} parts")
         values = np.array(values, dtype=dtype.type(0).real.dtype).view(dtype)
-    out = np.empty(count, dtype) if name == "string" else np.zeros(count, dtype)
-    if name == "string":
-        out[:] = b""
-    if len(values):
-        n = min(count, len(values))
+    out = np.full(count, b"", dtype=object) if name == "string" else np.zeros(count, dtype)
+    n = min(count, len(values))
+    if n:
         out[:n] = np.asarray(values[:n], dtype=dtype)
-        out[n:] = values[n - 1] if n else out[n:]
+        out[n:] = values[n - 1]          # the last value fills the rest of the shape
     return out
 
 

@@ -38,8 +38,9 @@ def set_seed(seed):
     _state["philox"] = {}
 
 
-def _seed_pair(seed):
-    """(global seed, op seed) of a stateful op, by TensorFlow's rules; random ones when neither is set."""
+def seed_pair(seed):
+    """(global seed, op seed) of a stateful op or a dataset, by TensorFlow's rules; random ones when neither is
+    set."""
     global_seed = _state["global_seed"]
     if global_seed is None and seed is None:
         return tuple(int(v) for v in _state["rng"].integers(0, 2 ** 63, size=2))
@@ -51,16 +52,10 @@ def _seed_pair(seed):
     return global_seed, op_seed
 
 
-def seed_pair(seed):
-    """tf.random's (global seed, op seed) for an op seed (or None), as a random op or dataset takes them; two
-    random numbers when neither seed is set."""
-    return _seed_pair(seed)
-
-
 def _philox_state(op_type, dtype, seed, shape, blocks=None):
     """The Philox state (counter low, counter high, key) for this call, and the stream moved past it: by
     ``blocks``, else by 256 blocks per value of ``shape`` (what TensorFlow's random ops reserve)."""
-    global_seed, op_seed = _seed_pair(seed)
+    global_seed, op_seed = seed_pair(seed)
     stream = (op_type, dtype, global_seed, op_seed)
     position = _state["philox"].get(stream, 0)
     if blocks is None:
