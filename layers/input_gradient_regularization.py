@@ -16,6 +16,7 @@ from tapeflow.framework.tensor import host_array
 from tapeflow.ops import array_ops, math_ops, reduction_ops
 
 from .trainers.data_adapter import unpack_x_y_sample_weight
+from .trainers.trainer import call_compute_loss
 from .metrics import Mean
 from .models.model import Model
 
@@ -33,7 +34,7 @@ def input_gradient_penalty(model, x, y, sample_weight=None, loss_fn=None, traini
         inner.watch(x)
         y_pred = model(x, training=training)
         if loss_fn is None:
-            loss = model._call_compute_loss(x, y, y_pred, sample_weight, training)   # as fit calls an override
+            loss = call_compute_loss(model, x, y, y_pred, sample_weight, training)   # as fit calls it
         else:
             loss = loss_fn(y, y_pred, sample_weight)
     g = inner.gradient(loss, x)

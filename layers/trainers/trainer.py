@@ -54,6 +54,14 @@ def pythonify_logs(logs):
     return {k: flat[k] for k in sorted(flat)}
 
 
+
+def call_compute_loss(model, x, y, y_pred, sample_weight, training):
+    """Calls ``model.compute_loss`` as Keras does: positionally, with ``training=`` only when the method names a
+    ``training`` parameter (an override with the documented signature, or with ``**kwargs``, gets none)."""
+    if "training" in inspect.signature(model.compute_loss).parameters:
+        return model.compute_loss(x, y, y_pred, sample_weight, training=training)
+    return model.compute_loss(x, y, y_pred, sample_weight)
+
 class Trainer:
     """Mixed into Model: the compile/fit/evaluate/predict API."""
 
@@ -210,13 +218,6 @@ class Trainer:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
         return distributed_training.scale_loss(self, total)  # this worker's share of the global batch's loss
 
-    def _call_compute_loss(self, x, y, y_pred, sample_weight, training):
-        """Calls ``compute_loss`` as Keras does: positionally, with ``training=`` only when the method names a
-        ``training`` parameter (an override with the documented signature, or with ``**kwargs``, gets none)."""
-        if "training" in inspect.signature(self.compute_loss).parameters:
-            return self.compute_loss(x, y, y_pred, sample_weight, training=training)
-        return self.compute_loss(x, y, y_pred, sample_weight)
-
     @property
     def compiled_loss(self):
         """Keras 2 style access: ``self.compiled_loss(y, y_pred, sample_weight, regularization_losses=...)``."""
@@ -244,7 +245,7 @@ class Trainer:
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self._call_compute_loss(x, y, y_pred, sample_weight, training=True)
+            loss = call_compute_loss(self, x, y, y_pred, sample_weight, training=True)
             # As Keras: the logs get the loss, the gradients come from the scaled loss (loss_scale_factor),
             # and the optimizer's apply divides them back.
             scaled_loss = loss if self.optimizer is None else self.optimizer.scale_loss(loss)
@@ -258,7 +259,7 @@ class Trainer:
     def test_step(self, data):
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
-        loss = self._call_compute_loss(x, y, y_pred, sample_weight, training=False)
+        loss = call_compute_loss(self, x, y, y_pred, sample_weight, training=False)
         self._loss_tracker.update_state(distributed_training.unscale_loss(self, loss), sample_weight=_batch_size(x))
         return self.compute_metrics(x, y, y_pred, sample_weight=sample_weight)
 
